@@ -1,0 +1,286 @@
+/*
+ * param.c - parsing, validation and printing of parameter tables (see param.h).
+ *
+ * Values are parsed strictly: the whole string must be consumed, integers must fit the
+ * declared range, booleans are true/false/1/0/yes/no/on/off, enums must name a choice. Every
+ * error message names the parameter and the valid range or choices, so the harness can print
+ * it as the one line the user sees.
+ */
+#include "param.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+static void *field(void *obj, size_t off) { return (char *)obj + off; }
+static const void *cfield(const void *obj, size_t off) { return (const char *)obj + off; }
+
+void sb_param_defaults(const struct sb_param *tbl, void *obj)
+{
+	for (const struct sb_param *p = tbl; p->type != SB_P_END; p++) {
+		void *f = field(obj, p->offset);
+		switch (p->type) {
+		case SB_P_INT: *(int64_t *)f = p->def; break;
+		case SB_P_BOOL: *(bool *)f = p->def != 0; break;
+		case SB_P_ENUM: *(int *)f = (int)p->def; break;
+		case SB_P_DOUBLE: *(double *)f = p->ddef; break;
+		case SB_P_STR: *(const char **)f = p->sdef ? p->sdef : ""; break;
+		case SB_P_INCLUDE: sb_param_defaults(p->include, f); break;
+		case SB_P_END: break;
+		}
+	}
+}
+
+const struct sb_param *sb_param_find(const struct sb_param *tbl, const char *name, size_t *offset)
+{
+	for (const struct sb_param *p = tbl; p->type != SB_P_END; p++) {
+		if (p->type == SB_P_INCLUDE) {
+			size_t inner = 0;
+			const struct sb_param *q = sb_param_find(p->include, name, &inner);
+			if (q) {
+				if (offset)
+					*offset = p->offset + inner;
+				return q;
+			}
+		} else if (strcmp(p->name, name) == 0) {
+			if (offset)
+				*offset = p->offset;
+			return p;
+		}
+	}
+	return NULL;
+}
+
+static void names_into(const struct sb_param *tbl, char *buf, size_t len, size_t *used)
+{
+	for (const struct sb_param *p = tbl; p->type != SB_P_END; p++) {
+		if (p->type == SB_P_INCLUDE) {
+			names_into(p->include, buf, len, used);
+			continue;
+		}
+		int n = snprintf(buf + *used, len - *used, "%s%s", *used ? ", " : "", p->name);
+		if (n < 0 || (size_t)n >= len - *used) {
+			*used = len - 1;
+			return;
+		}
+		*used += (size_t)n;
+	}
+}
+
+void sb_param_names(const struct sb_param *tbl, char *buf, size_t len)
+{
+	size_t used = 0;
+	if (!len)
+		return;
+	buf[0] = 0;
+	names_into(tbl, buf, len, &used);
+	if (used == 0)
+		snprintf(buf, len, "(none)");
+}
+
+static void choices_into(const char *const *ch, char *buf, size_t len)
+{
+	size_t used = 0;
+	buf[0] = 0;
+	for (; *ch && used + 1 < len; ch++) {
+		int n = snprintf(buf + used, len - used, "%s%s", used ? "|" : "", *ch);
+		if (n < 0)
+			break;
+		used += (size_t)n;
+	}
+}
+
+static bool parse_bool(const char *v, bool *out)
+{
+	static const char *const yes[] = { "1", "true", "yes", "on" };
+	static const char *const no[] = { "0", "false", "no", "off" };
+	for (size_t i = 0; i < 4; i++) {
+		if (strcasecmp(v, yes[i]) == 0) {
+			*out = true;
+			return true;
+		}
+		if (strcasecmp(v, no[i]) == 0) {
+			*out = false;
+			return true;
+		}
+	}
+	return false;
+}
+
+int sb_param_set(const struct sb_param *tbl, void *obj, const char *name, const char *value,
+		 char *err, size_t errlen)
+{
+	size_t off = 0;
+	const struct sb_param *p = sb_param_find(tbl, name, &off);
+	if (!p) {
+		char names[2048];
+		sb_param_names(tbl, names, sizeof names);
+		snprintf(err, errlen, "unknown parameter '%s'; valid parameters are: %s", name, names);
+		return -ENOENT;
+	}
+	void *f = field(obj, off);
+	if (!value || !*value) {
+		snprintf(err, errlen, "parameter '%s' needs a value", name);
+		return -EINVAL;
+	}
+	switch (p->type) {
+	case SB_P_INT: {
+		char *end = NULL;
+		errno = 0;
+		long long v = strtoll(value, &end, 10);
+		if (end == value || *end) {
+			snprintf(err, errlen, "parameter '%s': '%s' is not an integer; valid range is %lld..%lld",
+				 name, value, (long long)p->min, (long long)p->max);
+			return -EINVAL;
+		}
+		if (errno == ERANGE || v < p->min || v > p->max) {
+			snprintf(err, errlen, "parameter '%s': %s is out of range; valid range is %lld..%lld",
+				 name, value, (long long)p->min, (long long)p->max);
+			return -ERANGE;
+		}
+		*(int64_t *)f = v;
+		return 0;
+	}
+	case SB_P_BOOL: {
+		bool b;
+		if (!parse_bool(value, &b)) {
+			snprintf(err, errlen, "parameter '%s': '%s' is not a boolean; valid values are true|false", name, value);
+			return -EINVAL;
+		}
+		*(bool *)f = b;
+		return 0;
+	}
+	case SB_P_ENUM:
+		for (int i = 0; p->choices[i]; i++) {
+			if (strcmp(p->choices[i], value) == 0) {
+				*(int *)f = i;
+				return 0;
+			}
+		}
+		{
+			char ch[512];
+			choices_into(p->choices, ch, sizeof ch);
+			snprintf(err, errlen, "parameter '%s': '%s' is not a valid choice; valid choices are %s", name, value, ch);
+		}
+		return -EINVAL;
+	case SB_P_DOUBLE: {
+		char *end = NULL;
+		errno = 0;
+		double v = strtod(value, &end);
+		if (end == value || *end || isnan(v)) {
+			snprintf(err, errlen, "parameter '%s': '%s' is not a number; valid range is %g..%g", name, value, p->dmin, p->dmax);
+			return -EINVAL;
+		}
+		if (errno == ERANGE || v < p->dmin || v > p->dmax) {
+			snprintf(err, errlen, "parameter '%s': %s is out of range; valid range is %g..%g", name, value, p->dmin, p->dmax);
+			return -ERANGE;
+		}
+		*(double *)f = v;
+		return 0;
+	}
+	case SB_P_STR:
+		/* The string is borrowed: parameters are set from argv, which outlives the run. */
+		*(const char **)f = value;
+		return 0;
+	case SB_P_INCLUDE:
+	case SB_P_END:
+		break;
+	}
+	snprintf(err, errlen, "parameter '%s' cannot be set", name);
+	return -EINVAL;
+}
+
+static void print_one(const struct sb_param *p, FILE *f, const char *indent)
+{
+	char range[512];
+	char def[128];
+	switch (p->type) {
+	case SB_P_INT:
+		snprintf(def, sizeof def, "%lld", (long long)p->def);
+		snprintf(range, sizeof range, "%lld..%lld", (long long)p->min, (long long)p->max);
+		break;
+	case SB_P_BOOL:
+		snprintf(def, sizeof def, "%s", p->def ? "true" : "false");
+		snprintf(range, sizeof range, "true|false");
+		break;
+	case SB_P_ENUM:
+		snprintf(def, sizeof def, "%s", p->choices[p->def]);
+		choices_into(p->choices, range, sizeof range);
+		break;
+	case SB_P_DOUBLE:
+		snprintf(def, sizeof def, "%g", p->ddef);
+		snprintf(range, sizeof range, "%g..%g", p->dmin, p->dmax);
+		break;
+	case SB_P_STR:
+		snprintf(def, sizeof def, "\"%s\"", p->sdef ? p->sdef : "");
+		snprintf(range, sizeof range, "text");
+		break;
+	default:
+		return;
+	}
+	fprintf(f, "%s%-40s default %-10s range %-20s %s\n", indent, p->name, def, range, p->help ? p->help : "");
+}
+
+void sb_param_print(const struct sb_param *tbl, FILE *f, const char *indent)
+{
+	for (const struct sb_param *p = tbl; p->type != SB_P_END; p++) {
+		if (p->type == SB_P_INCLUDE)
+			sb_param_print(p->include, f, indent);
+		else
+			print_one(p, f, indent);
+	}
+}
+
+static void json_string(FILE *f, const char *s)
+{
+	fputc('"', f);
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+		if (c == '"' || c == '\\')
+			fprintf(f, "\\%c", c);
+		else if (c < 0x20)
+			fprintf(f, "\\u%04x", c);
+		else
+			fputc(c, f);
+	}
+	fputc('"', f);
+}
+
+static void json_into(const struct sb_param *tbl, const void *obj, FILE *f, const char *indent, bool *first)
+{
+	for (const struct sb_param *p = tbl; p->type != SB_P_END; p++) {
+		const void *v = cfield(obj, p->offset);
+		if (p->type == SB_P_INCLUDE) {
+			json_into(p->include, v, f, indent, first);
+			continue;
+		}
+		fprintf(f, "%s%s\"%s\": ", *first ? "" : ",\n", indent, p->name);
+		*first = false;
+		switch (p->type) {
+		case SB_P_INT: fprintf(f, "%lld", (long long)*(const int64_t *)v); break;
+		case SB_P_BOOL: fprintf(f, "%s", *(const bool *)v ? "true" : "false"); break;
+		case SB_P_ENUM: json_string(f, p->choices[*(const int *)v]); break;
+		case SB_P_DOUBLE: fprintf(f, "%.17g", *(const double *)v); break;
+		case SB_P_STR: json_string(f, *(const char *const *)v); break;
+		default: break;
+		}
+	}
+}
+
+void sb_param_json(const struct sb_param *tbl, const void *obj, FILE *f, const char *indent)
+{
+	bool first = true;
+	json_into(tbl, obj, f, indent, &first);
+	if (!first)
+		fputc('\n', f);
+}
+
+size_t sb_param_count(const struct sb_param *tbl)
+{
+	size_t n = 0;
+	for (const struct sb_param *p = tbl; p->type != SB_P_END; p++)
+		n += p->type == SB_P_INCLUDE ? sb_param_count(p->include) : 1;
+	return n;
+}

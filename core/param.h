@@ -1,0 +1,68 @@
+/*
+ * param.h - named parameters: one table format for the core, every policy and every workload.
+ *
+ * A table is an array of struct sb_param ending with {0}. Each entry names a field of a plain
+ * struct (by offset), its type, default, valid range and a one-line help. The same table
+ * fills defaults, parses `name=value`, validates, prints `schedbed list` and writes meta.json,
+ * so a parameter exists in exactly one place. SB_P_INCLUDE splices another table in at an
+ * offset (hybrid's parameters are stealing's plus one).
+ *
+ * Not thread-safe and not meant to be: parameters are parsed before any thread starts.
+ */
+#ifndef SB_PARAM_H
+#define SB_PARAM_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+enum sb_param_type { SB_P_END = 0, SB_P_INT, SB_P_BOOL, SB_P_ENUM, SB_P_DOUBLE, SB_P_STR, SB_P_INCLUDE };
+
+struct sb_param {
+	const char *name;
+	enum sb_param_type type;
+	size_t offset;              /* of the field in the parameter struct */
+	int64_t def, min, max;      /* INT, BOOL (0/1), ENUM (index into choices) */
+	double ddef, dmin, dmax;    /* DOUBLE */
+	const char *sdef;           /* STR */
+	const char *const *choices; /* ENUM: NULL-terminated */
+	const char *help;
+	const struct sb_param *include; /* INCLUDE */
+};
+
+#define SB_PARAM_INT(st, f, d, lo, hi, h) \
+	{ .name = #f, .type = SB_P_INT, .offset = offsetof(st, f), .def = (d), .min = (lo), .max = (hi), .help = (h) }
+#define SB_PARAM_BOOL(st, f, d, h) \
+	{ .name = #f, .type = SB_P_BOOL, .offset = offsetof(st, f), .def = (d), .min = 0, .max = 1, .help = (h) }
+#define SB_PARAM_ENUM(st, f, d, ch, h) \
+	{ .name = #f, .type = SB_P_ENUM, .offset = offsetof(st, f), .def = (d), .choices = (ch), .help = (h) }
+#define SB_PARAM_DOUBLE(st, f, d, lo, hi, h) \
+	{ .name = #f, .type = SB_P_DOUBLE, .offset = offsetof(st, f), .ddef = (d), .dmin = (lo), .dmax = (hi), .help = (h) }
+#define SB_PARAM_STR(st, f, d, h) \
+	{ .name = #f, .type = SB_P_STR, .offset = offsetof(st, f), .sdef = (d), .help = (h) }
+#define SB_PARAM_INCLUDE(st, f, tbl) \
+	{ .name = #f, .type = SB_P_INCLUDE, .offset = offsetof(st, f), .include = (tbl) }
+#define SB_PARAM_END { 0 }
+
+/* Write every default into `obj`. */
+void sb_param_defaults(const struct sb_param *tbl, void *obj);
+/* Find a parameter by name (searching included tables). */
+const struct sb_param *sb_param_find(const struct sb_param *tbl, const char *name, size_t *offset);
+/*
+ * Parse and store one `value` for `name`. Returns 0, or -ENOENT for an unknown name and
+ * -EINVAL / -ERANGE for a bad value; in every error case `err` gets one line naming the
+ * parameter and what is valid.
+ */
+int sb_param_set(const struct sb_param *tbl, void *obj, const char *name, const char *value,
+		 char *err, size_t errlen);
+/* Comma-separated names, for "valid parameters are: ..." messages. */
+void sb_param_names(const struct sb_param *tbl, char *buf, size_t len);
+/* One line per parameter: name, type, default, range, help. `indent` prefixes each line. */
+void sb_param_print(const struct sb_param *tbl, FILE *f, const char *indent);
+/* `"name": value` members for a JSON object (no braces), values taken from `obj`. */
+void sb_param_json(const struct sb_param *tbl, const void *obj, FILE *f, const char *indent);
+/* Count entries (after includes), for tests. */
+size_t sb_param_count(const struct sb_param *tbl);
+
+#endif

@@ -1,0 +1,169 @@
+/*
+ * policy.c - the only place that calls through struct sb_policy_ops.
+ *
+ * Every call from the core to the policy goes through a wrapper here, so this is where:
+ *   - optional callbacks are tested for NULL once,
+ *   - chaos mode (chaos=SEED) injects yields and short delays right before and after policy
+ *     calls, to shake out races in policies and in the core around them,
+ *   - check mode validates what a policy returns (placements in range, tasks that were
+ *     really queued, markers never leaking to the core).
+ */
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rt.h"
+
+static SB_COLD void chaos_now(void)
+{
+	uint64_t r = sb_rand();
+	switch (r & 31) {
+	case 0:
+		sched_yield();
+		break;
+	case 1:
+	case 2: {
+		/* a short delay: up to ~4 us of spinning */
+		for (uint64_t i = (r >> 8) & 4095; i; i--)
+			sb_cpu_relax();
+		break;
+	}
+	default:
+		break;
+	}
+}
+
+static inline void chaos(struct sb_rt *rt)
+{
+	if (__builtin_expect(rt->chaos_seed != 0, 0) && sb_self)
+		chaos_now();
+}
+
+static SB_COLD struct sb_task *check_returned(struct sb_rt *rt, struct sb_task *t, unsigned self, const char *op)
+{
+	if (t->flags & SB_TF_MARKER) {
+		sb_fail(rt, "policy %s returned its own marker entry from %s to worker %u", rt->ops->name, op, self);
+		return NULL;
+	}
+	uint32_t cs = atomic_load_explicit(&t->cstate, memory_order_relaxed);
+	if (cs != 1)
+		sb_fail(rt, "invariant 'each task runs exactly once' violated: policy %s returned task %llu of job "
+			"%llu from %s to worker %u in state %u (expected queued)", rt->ops->name,
+			(unsigned long long)t->seq, (unsigned long long)t->job->id, op, self, cs);
+	return t;
+}
+
+static inline struct sb_task *checked(struct sb_rt *rt, struct sb_task *t, unsigned self, const char *op)
+{
+	if (__builtin_expect(t && rt->cfg.check, 0))
+		return check_returned(rt, t, self, op);
+	return t;
+}
+
+int sb_policy_create(struct sb_rt *rt, const void *params, char *err, size_t errlen)
+{
+	const struct sb_policy_ops *ops = rt->ops;
+	if (ops->params_size) {
+		rt->pparams = calloc(1, ops->params_size);
+		if (!rt->pparams) {
+			snprintf(err, errlen, "out of memory");
+			return -1;
+		}
+		if (params)
+			memcpy(rt->pparams, params, ops->params_size);
+		else if (ops->params)
+			sb_param_defaults(ops->params, rt->pparams);
+	}
+	int e = ops->create(rt, rt->pparams, &rt->pstate, err, errlen);
+	if (e && !*err)
+		snprintf(err, errlen, "policy %s could not start (error %d)", ops->name, e);
+	return e;
+}
+
+void sb_policy_destroy(struct sb_rt *rt)
+{
+	rt->ops->destroy(rt->pstate);
+	rt->pstate = NULL;
+}
+
+SB_HOT_INLINE int sb_policy_submit(struct sb_thread *tc, struct sb_task *t)
+{
+	struct sb_rt *rt = tc->rt;
+	chaos(rt);
+	int where = rt->ops->submit(rt->pstate, tc, t);
+	chaos(rt);
+	if (__builtin_expect(rt->cfg.check, 0) && where >= (int)rt->n)
+		sb_fail(rt, "policy %s placed task %llu of job %llu on worker %d; valid workers are 0..%u",
+			rt->ops->name, (unsigned long long)t->seq, (unsigned long long)t->job->id, where, rt->n - 1);
+	return where;
+}
+
+SB_HOT_INLINE struct sb_task *sb_policy_pop(struct sb_rt *rt, unsigned self)
+{
+	chaos(rt);
+	return checked(rt, rt->ops->pop(rt->pstate, self), self, "pop");
+}
+
+bool sb_policy_can_steal(const struct sb_rt *rt)
+{
+	return rt->ops->steal != NULL;
+}
+
+struct sb_task *sb_policy_steal(struct sb_rt *rt, unsigned self)
+{
+	chaos(rt);
+	return checked(rt, rt->ops->steal(rt->pstate, self), self, "steal");
+}
+
+struct sb_task *sb_policy_idle(struct sb_rt *rt, unsigned self, struct sb_idle *out)
+{
+	if (!rt->ops->idle)
+		return NULL;
+	chaos(rt);
+	return checked(rt, rt->ops->idle(rt->pstate, self, out), self, "idle");
+}
+
+void sb_policy_job_start(struct sb_thread *tc, struct sb_job *j)
+{
+	if (tc->rt->ops->job_start)
+		tc->rt->ops->job_start(tc->rt->pstate, j, tc);
+}
+
+void sb_policy_job_end(struct sb_rt *rt, struct sb_job *j)
+{
+	if (rt->ops->job_end)
+		rt->ops->job_end(rt->pstate, j);
+}
+
+void sb_policy_job_cancel(struct sb_rt *rt, struct sb_job *j)
+{
+	if (rt->ops->job_cancel)
+		rt->ops->job_cancel(rt->pstate, j);
+}
+
+int sb_policy_txn_init(struct sb_rt *rt, struct sb_txn *x)
+{
+	return rt->ops->txn_init ? rt->ops->txn_init(rt->pstate, x) : 0;
+}
+
+void sb_policy_txn_fini(struct sb_rt *rt, struct sb_txn *x)
+{
+	if (rt->ops->txn_fini)
+		rt->ops->txn_fini(rt->pstate, x);
+}
+
+size_t sb_policy_queued(const struct sb_rt *rt, int w)
+{
+	return rt->ops->queued && rt->pstate ? rt->ops->queued(rt->pstate, w) : 0;
+}
+
+size_t sb_rt_queued(const struct sb_rt *rt, int w)
+{
+	return sb_policy_queued(rt, w);
+}
+
+void sb_rt_policy_stats(const struct sb_rt *rt, void (*emit)(void *ctx, const char *key, double v), void *ctx)
+{
+	if (rt->ops->stats && rt->pstate)
+		rt->ops->stats(rt->pstate, emit, ctx);
+}

@@ -1,0 +1,176 @@
+/*
+ * policy.h - the scheduling policy interface: one ops table, and the core services a policy
+ * may use.
+ *
+ * A policy answers two questions and nothing else: *where does this task go* (submit) and
+ * *what does this worker run now* (pop, steal, idle). It never blocks, sleeps or spins: every
+ * wait, spin budget, suspension, wake-up, clock read and trace event belongs to the core, so
+ * all policies are measured with the same ruler and the same policy code could run under a
+ * virtual-time executor. Only core/policy.c calls through this table; that file is the single
+ * place for the asserts, counters, chaos injection and invariant checks around each call.
+ *
+ * Threads: `caller` is the thread context of whoever submits (a worker, a request thread or
+ * the watcher); `self` is the index of the worker asking for work and is always the calling
+ * thread. Policies keep shared state in their own structures and document, per structure,
+ * which operations may run concurrently.
+ *
+ * Adding a policy: one file in policies/ that defines a `const struct sb_policy_ops`, and one
+ * line in policies/registry.c. policies/example.c is the smallest complete one.
+ */
+#ifndef SB_POLICY_H
+#define SB_POLICY_H
+
+#include "param.h"
+#include "sb.h"
+
+/* Placement results of submit (>= 0 means: queued for that worker; the core wakes it). */
+enum {
+	SB_TO_CALLER  = -1, /* core: append to the calling thread's own serial queue */
+	SB_TO_WATCHER = -2, /* core: hand the conditional task to the watcher thread */
+	SB_TO_ANY     = -3, /* queued where any worker may take it: core wakes one suspended worker */
+	SB_TO_NOWAKE  = -4, /* queued; no worker needs waking (e.g. behind an occupied lane) */
+};
+
+/* What an idle worker should do; filled by the idle callback. */
+struct sb_idle {
+	int wake;                /* a worker the policy just handed work to (core wakes it), or -1 */
+	bool stay_awake;         /* do not suspend; call idle again (e.g. the distributor) */
+	uint64_t max_suspend_us; /* cap on the next suspension; 0 = the runtime's timeout */
+};
+
+typedef void (*sb_stat_emit_fn)(void *ctx, const char *key, double value);
+
+struct sb_policy_ops {
+	/*
+	 * Create the policy's state for `rt` (workers exist but have not asked for work yet).
+	 * `params` points at a block laid out by `params` below, already validated. Return 0, or
+	 * -errno with a one-line reason in err. Required. Called once, before any other callback.
+	 */
+	int (*create)(struct sb_rt *rt, const void *params, void **state, char *err, size_t errlen);
+	/* Free the state. Every job has finished and every worker has stopped. Required. */
+	void (*destroy)(void *state);
+
+	/*
+	 * A job's first schedule, on the submitting thread, before its root task is submitted.
+	 * The policy may decide per-job things here (hybrid picks serial or stealing; priority
+	 * registers the job's handle). NULL: nothing to decide.
+	 */
+	void (*job_start)(void *state, struct sb_job *j, struct sb_thread *caller);
+	/*
+	 * The job's teardown has run (callback returned), on the teardown thread; no task of the
+	 * job is queued or running. Release per-job state. NULL: none kept.
+	 */
+	void (*job_end)(void *state, struct sb_job *j);
+	/*
+	 * sb_job_cancel() was called, from any thread. The core already drops the job's tasks as
+	 * they surface; a policy with per-job queues may skip them sooner. NULL: nothing extra.
+	 */
+	void (*job_cancel)(void *state, struct sb_job *j);
+
+	/* Per-transaction policy state (lanes, slots) in x->pdata: made at sb_txn_begin, freed at
+	 * sb_txn_end when no task of the transaction is queued. Return 0 or -errno. NULL: none. */
+	int (*txn_init)(void *state, struct sb_txn *x);
+	void (*txn_fini)(void *state, struct sb_txn *x);
+
+	/*
+	 * A task becomes runnable: a new one, one that yielded, or one resumed after SB_BLOCKED.
+	 * Any thread may call this concurrently. Put the task somewhere and return where (a worker
+	 * index or an SB_TO_* code). The task's job, txn, flags and t->job->pword tell the policy
+	 * what it needs; flags SB_TF_STICKY / SB_TF_COND / SB_TF_URGENT are hints it may honour.
+	 * Required.
+	 */
+	int (*submit)(void *state, struct sb_thread *caller, struct sb_task *t);
+	/*
+	 * What worker `self` runs now from the queues it looks at first (its own, or shared ones).
+	 * Called only by worker `self`. Return NULL when there is nothing. Required.
+	 */
+	struct sb_task *(*pop)(void *state, unsigned self);
+	/*
+	 * One steal sweep for worker `self`, called by the core after stealing_wait x
+	 * thread_count further empty pops. A stolen task is run at once by the core. NULL: the
+	 * policy never steals.
+	 */
+	struct sb_task *(*steal)(void *state, unsigned self);
+	/*
+	 * Worker `self` found nothing in pop and steal. The policy may move work between workers
+	 * (task distribution mode), return a task for `self`, and say whether `self` may suspend
+	 * (fill *out; it arrives with wake = -1, stay_awake = false, max_suspend_us = 0). NULL:
+	 * the core's idle path alone.
+	 */
+	struct sb_task *(*idle)(void *state, unsigned self, struct sb_idle *out);
+
+	/* Approximate number of runnable tasks queued for worker `w` (w = -1: queues not owned by
+	 * any worker). Any thread, any time; may be stale. NULL: unknown (reported as 0). */
+	size_t (*queued)(void *state, int w);
+	/* Policy counters for summary.json and the end-of-run table. NULL: none. */
+	void (*stats)(void *state, sb_stat_emit_fn emit, void *ctx);
+
+	const char *name;
+	const char *description;     /* one line, with the memo it implements */
+	int version;
+	const struct sb_param *params; /* parameter table; NULL when the policy has none */
+	size_t params_size;            /* size of the parameter block */
+};
+
+/* ------------------------------------------------------------------------------------------ */
+/* Core services for policies (none of them blocks)                                           */
+
+/* The head of every thread context: what policies read on their hot path, without a call.
+ * Read-only outside the core. core/rt.h asserts that struct sb_thread starts with these. */
+struct sb_thread_pub {
+	int worker;         /* worker index, or -1 for request threads and the watcher */
+	unsigned id;        /* attach order: small, stable (producer tokens use it) */
+	unsigned preferred; /* preferred worker, UINT32_MAX until the first placement */
+};
+
+/* Worker index of a thread context, or -1 for request threads and the watcher. */
+static inline int sb_thread_worker(const struct sb_thread *caller)
+{
+	return caller ? ((const struct sb_thread_pub *)(const void *)caller)->worker : -1;
+}
+
+/* A thread's own id among all attached threads (stable, small, for producer tokens). */
+static inline unsigned sb_thread_id(const struct sb_thread *caller)
+{
+	return ((const struct sb_thread_pub *)(const void *)caller)->id;
+}
+
+unsigned sb_nworkers(const struct sb_rt *rt);
+/*
+ * jogasaki's default placement: the caller's fixed preferred worker (a worker's is itself;
+ * another thread gets one round robin on its first call) when
+ * use_preferred_worker_for_current_thread, otherwise round robin per call.
+ */
+unsigned sb_place_default(struct sb_rt *rt, struct sb_thread *caller);
+/* jogasaki's suspended_worker option: scan from base+1 for a suspended worker; if none, base+1
+ * (base = the default placement). */
+unsigned sb_place_urgent(struct sb_rt *rt, struct sb_thread *caller);
+/* True while worker i is suspended (deactivated, in memo 001's words). A snapshot. */
+bool sb_worker_suspended(const struct sb_rt *rt, unsigned i);
+/* Number of workers currently suspended. A snapshot. */
+unsigned sb_nsuspended(const struct sb_rt *rt);
+
+/*
+ * The sticky word (memo 000): bind t's transaction to `candidate` if none of its sticky tasks
+ * is queued or running, else keep the worker already bound; count t in. Returns the bound
+ * worker, where t must go. The core counts t out when its run ends.
+ */
+unsigned sb_txn_bind(struct sb_task *t, unsigned candidate);
+/* Per-transaction policy data (txn_init/txn_fini). */
+void *sb_txn_pdata(const struct sb_txn *x);
+void sb_txn_set_pdata(struct sb_txn *x, void *p);
+/* Try the transaction lock without waiting (hybrid's serial decision). */
+bool sb_txn_try_lock(struct sb_txn *x);
+
+/* Evaluate a conditional task's check part (counted; the core's watcher does the same). */
+bool sb_task_ready(struct sb_task *t);
+/* The calling thread's context (policies get `caller` in submit; elsewhere use this). */
+struct sb_thread *sb_thread_self(void);
+/* A fast per-thread pseudo-random number. */
+uint64_t sb_rand(void);
+/* hwloc distance between the cores of workers a and b (0 = same core; larger = farther). */
+unsigned sb_worker_distance(const struct sb_rt *rt, unsigned a, unsigned b);
+/* The runtime parameter block (read-only). */
+const struct sb_config *sb_rt_config(const struct sb_rt *rt);
+
+#endif

@@ -1,0 +1,257 @@
+/*
+ * rt.h - the core's private structures: runtime, workers, thread contexts, transactions.
+ *
+ * Included by the core's .c files only (and by tests that check layout). Policies see none of this; they
+ * go through core/policy.h. The harness reads results through core/stats.h.
+ *
+ * Layout rule (as in Lace): what other threads write or read often lives on its own cache
+ * line, apart from what only the owner touches; _Static_asserts below keep it that way.
+ */
+#ifndef SB_RT_H
+#define SB_RT_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+
+#include "policy.h"
+#include "queue.h"
+#include "stats.h"
+
+#define SB_TOKEN_BATCH 64    /* job tokens a thread takes from a job's count at once */
+#define SB_FREE_BATCH 256    /* tasks moved between a thread's free list and the depot */
+#define SB_SLAB_TASKS 256    /* tasks per allocation */
+
+/* Per-thread counters. The owner updates them with relaxed load+store (no lock prefix);
+ * progress and watchdog readers load them relaxed. */
+struct sb_counters {
+	_Atomic uint64_t v[SB_NR_COUNTERS];
+};
+
+#ifdef SB_NO_HOT_STATS
+#define SB_HOT_INC(tc, c) ((void)0)
+#else
+#define SB_HOT_INC(tc, c) sb_count((tc), (c), 1)
+#endif
+
+enum sb_thread_kind { SB_THREAD_WORKER, SB_THREAD_REQUEST, SB_THREAD_WATCHER };
+
+/* A thread's context: workers embed one; request threads and the watcher allocate one. All
+ * fields are owner-private unless marked; contexts live until the runtime is destroyed, so
+ * their counters and recordings can be read after the thread is gone. */
+struct sb_thread {
+	int worker;                /* index, or -1 (these three first: struct sb_thread_pub) */
+	unsigned id;               /* attach order, 0.. */
+	unsigned preferred;        /* preferred worker, UINT32_MAX until first placement */
+	enum sb_thread_kind kind;
+	struct sb_rt *rt;
+	uint64_t rng;
+
+	struct sb_node *free;      /* task free list */
+	unsigned nfree;
+	struct sb_job *tok_job;    /* job whose tokens this thread caches ... */
+	int64_t tok_n;             /* ... and how many */
+	struct sb_list serial;     /* own serial queue (SB_TO_CALLER) */
+	struct sb_task *current;   /* running task */
+	bool busy;                 /* worker: ran a task since the last empty round */
+	uint64_t since;            /* worker: when busy/idle last changed */
+
+	struct sb_counters cnt;    /* read by others (relaxed) */
+	struct sb_rec rec;         /* histograms, job rows, trace events; read after the run */
+	bool attached;
+	struct sb_thread *next_all; /* the runtime's list of every context (under threads_lock) */
+};
+
+_Static_assert(offsetof(struct sb_thread, worker) == offsetof(struct sb_thread_pub, worker) &&
+	       offsetof(struct sb_thread, id) == offsetof(struct sb_thread_pub, id) &&
+	       offsetof(struct sb_thread, preferred) == offsetof(struct sb_thread_pub, preferred),
+	       "struct sb_thread must start with struct sb_thread_pub");
+
+enum sb_worker_state { SB_W_ACTIVE = 0, SB_W_SUSPENDED = 1 };
+
+/* Bits of sb_rt.slow: anything set sends each task through the slow path of sb_run/sb_place. */
+enum { SB_SLOW_CHECK = 1, SB_SLOW_TRACE = 2, SB_SLOW_MONITOR = 4, SB_SLOW_CHAOS = 8, SB_SLOW_CANCEL = 16 };
+
+struct sb_worker {
+	/* --- shared: other threads read and write these --- */
+	_Alignas(SB_CACHELINE) _Atomic uint32_t state; /* futex word; enum sb_worker_state */
+	_Atomic uint64_t run_seq;   /* tasks started (monitor: is the same task still running?) */
+	_Atomic uint32_t yield_req; /* monitor -> task: please yield */
+	_Atomic uint32_t idle;      /* 1 while the worker finds nothing (watchdog) */
+	/* --- owner-private --- */
+	_Alignas(SB_CACHELINE) struct sb_thread tc;
+	struct sb_rt *rt;
+	unsigned idx;
+	int core;                   /* pinned core, or -1 */
+	pthread_t thread;
+	bool started;
+};
+_Static_assert(offsetof(struct sb_worker, tc) % SB_CACHELINE == 0, "worker-private state on its own line");
+
+struct sb_txn {
+	_Atomic uint64_t sticky;   /* upper 32: sticky tasks queued or running; lower 32: worker */
+	_Atomic uint32_t lock;     /* 0 free, 1 held, 2 held with waiters (futex word) */
+	_Atomic(struct sb_thread *) owner; /* recursive: the holder */
+	uint32_t depth;            /* recursion depth, written by the holder only */
+	_Atomic uint32_t running;  /* check mode: sticky tasks running now (must stay <= 1) */
+	_Atomic uint64_t id;       /* published with release before the txn enters the map */
+	void *pdata;               /* policy state (txn_init) */
+	struct sb_rt *rt;
+	struct cds_lfht_node *hnode; /* entry in the transaction map */
+	bool ended;
+};
+
+struct sb_slab {
+	struct sb_slab *next;
+	struct sb_task tasks[SB_SLAB_TASKS];
+};
+
+struct sb_rt {
+	struct sb_config cfg;
+	const struct sb_policy_ops *ops;
+	void *pstate;
+	void *pparams;
+
+	unsigned n;
+	struct sb_worker *w;       /* n workers, cache-line aligned */
+
+	_Alignas(SB_CACHELINE) _Atomic unsigned rr;       /* round-robin placement */
+	_Alignas(SB_CACHELINE) _Atomic unsigned nsuspended;
+	_Atomic unsigned wake_rr;                         /* where SB_TO_ANY starts its scan */
+	_Alignas(SB_CACHELINE) _Atomic int64_t live_jobs; /* submitted, teardown not finished */
+	_Atomic uint32_t live_seq;                        /* futex word: bumped when live_jobs hits 0 */
+	_Atomic uint64_t job_ids;
+	_Atomic uint64_t task_seq;
+	_Atomic uint32_t slow;                            /* SB_SLOW_* */
+	_Atomic bool stopping;                            /* workers and helpers exit */
+	bool stopped;
+
+	/* thread contexts */
+	pthread_mutex_t threads_lock;
+	struct sb_thread *threads; /* every context, newest first */
+	unsigned nthreads;
+
+	/* task memory: slabs are never freed before destroy, so tasks are type-stable */
+	pthread_mutex_t depot_lock;
+	struct sb_node *depot;
+	size_t ndepot;
+	struct sb_slab *slabs;
+	_Atomic uint64_t nr_slabs;
+
+	/* transactions */
+	struct cds_lfht *txns;
+
+	/* conditional tasks: the watcher thread */
+	struct sb_mpsc cond_q;
+	_Atomic uint32_t cond_seq; /* futex word: bumped on each conditional push */
+	pthread_t watcher;
+	struct sb_thread *watcher_tc;
+	bool watcher_started;
+
+	/* monitor: cooperative preemption and the stall watchdog */
+	pthread_t monitor;
+	bool monitor_started;
+	_Atomic uint32_t monitor_seq;
+
+	/* recording window (ns); jobs submitted inside it are recorded */
+	_Atomic uint64_t win_start, win_end;
+	_Atomic uint64_t job_rows_cap; /* bound on recorded job rows per thread */
+
+	/* failure: first check-mode violation or stall */
+	_Atomic int fail_claim;
+	_Atomic int failed;
+	char failure[1024];
+
+	/* topology */
+	void *topo;                /* hwloc_topology_t */
+	unsigned *dist;            /* n x n worker distances */
+
+	/* chaos */
+	uint64_t chaos_seed;
+};
+
+/* ---- internal functions shared between core files ---- */
+
+/* task.c */
+struct sb_thread *sb_tc(void);                      /* the caller's context, or abort */
+extern _Thread_local struct sb_thread *sb_self;
+void sb_run(struct sb_thread *tc, struct sb_task *t, bool stolen);
+void sb_place(struct sb_thread *tc, struct sb_task *t); /* submit through the policy + wake */
+void sb_tok_flush(struct sb_thread *tc);
+void sb_task_free(struct sb_thread *tc, struct sb_task *t);
+void sb_thread_cache_release(struct sb_thread *tc);
+void sb_slabs_free(struct sb_rt *rt);
+size_t sb_drain_serial(struct sb_thread *tc, size_t max);
+
+/* job.c */
+void sb_job_sub(struct sb_thread *tc, struct sb_job *j, int64_t n);
+void sb_job_run_teardown_task(struct sb_thread *tc, struct sb_task *t);
+void sb_job_ref_put(struct sb_job *j);
+
+/* txn.c */
+int sb_txn_map_init(struct sb_rt *rt);
+void sb_txn_map_fini(struct sb_rt *rt);
+void sb_txn_lock(struct sb_thread *tc, struct sb_txn *x);
+void sb_txn_unlock(struct sb_txn *x);
+void sb_txn_unbind(struct sb_txn *x);
+bool sb_txn_try_lock_as(struct sb_thread *tc, struct sb_txn *x);
+
+/* worker.c */
+void sb_wake_worker(struct sb_rt *rt, unsigned i);
+void sb_wake_any(struct sb_rt *rt);
+void sb_thread_init(struct sb_rt *rt, struct sb_thread *tc, enum sb_thread_kind kind, int worker);
+void sb_thread_register(struct sb_rt *rt, struct sb_thread *tc);
+
+/* watcher.c */
+int sb_watcher_start(struct sb_rt *rt, char *err, size_t errlen);
+void sb_watcher_push(struct sb_rt *rt, struct sb_task *t);
+void sb_watcher_stop(struct sb_rt *rt);
+int sb_monitor_start(struct sb_rt *rt, char *err, size_t errlen);
+void sb_monitor_stop(struct sb_rt *rt);
+
+/* check.c */
+void sb_fail(struct sb_rt *rt, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void sb_check_run_begin(struct sb_thread *tc, struct sb_task *t);
+void sb_check_run_end(struct sb_thread *tc, struct sb_task *t);
+void sb_check_sticky_enter(struct sb_thread *tc, struct sb_task *t);
+void sb_check_sticky_leave(struct sb_thread *tc, struct sb_task *t);
+void sb_check_doomed(struct sb_thread *tc, struct sb_task *t);
+
+/* policy.c: the only callers of rt->ops */
+int sb_policy_create(struct sb_rt *rt, const void *params, char *err, size_t errlen);
+void sb_policy_destroy(struct sb_rt *rt);
+int sb_policy_submit(struct sb_thread *tc, struct sb_task *t);
+struct sb_task *sb_policy_pop(struct sb_rt *rt, unsigned self);
+struct sb_task *sb_policy_steal(struct sb_rt *rt, unsigned self);
+bool sb_policy_can_steal(const struct sb_rt *rt);
+struct sb_task *sb_policy_idle(struct sb_rt *rt, unsigned self, struct sb_idle *out);
+void sb_policy_job_start(struct sb_thread *tc, struct sb_job *j);
+void sb_policy_job_end(struct sb_rt *rt, struct sb_job *j);
+void sb_policy_job_cancel(struct sb_rt *rt, struct sb_job *j);
+int sb_policy_txn_init(struct sb_rt *rt, struct sb_txn *x);
+void sb_policy_txn_fini(struct sb_rt *rt, struct sb_txn *x);
+size_t sb_policy_queued(const struct sb_rt *rt, int w);
+
+/* clock.c */
+void sb_clock_calibrate(void);
+
+/* Slow paths stay out of line so the hot path needs no callee-saved registers. */
+#define SB_COLD __attribute__((noinline, cold))
+/* Hot-path functions called across core files; inlined at link time (the release build uses
+ * -flto), so the layering costs no calls. */
+#define SB_HOT_INLINE __attribute__((always_inline)) inline
+
+static inline void sb_count(struct sb_thread *tc, enum sb_counter c, uint64_t by)
+{
+	/* relaxed load+store: the owner is the only writer; readers tolerate staleness */
+	uint64_t v = atomic_load_explicit(&tc->cnt.v[c], memory_order_relaxed);
+	atomic_store_explicit(&tc->cnt.v[c], v + by, memory_order_relaxed);
+}
+
+static inline void sb_cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	__builtin_ia32_pause();
+#endif
+}
+
+#endif

@@ -1,0 +1,300 @@
+/*
+ * sb.h - the public API of the schedbed core: what workloads, the harness and tests use.
+ *
+ * Owns the vocabulary shared by every memo: a *task* runs on one thread without waiting and
+ * either finishes or hands its remainder back (SB_YIELD); a *job* is the set of tasks of one
+ * request and always ends with exactly one *teardown* (completion callback); a *transaction*
+ * (sb_txn) groups jobs and serialises their sticky tasks; *workers* are the pool threads and
+ * *request threads* are threads outside the pool that submit jobs (and, under the serial and
+ * hybrid policies, run them).
+ *
+ * Does not own scheduling decisions: where a task goes and what a worker runs next belong to
+ * the policy behind core/policy.h. Nothing in this header names a policy.
+ *
+ * Threading contract: every thread that calls into the core is either a worker (created by
+ * the runtime) or attached with sb_thread_attach() and later sb_thread_detach(). Functions
+ * say which threads may call them; "any attached thread" is the default.
+ */
+#ifndef SB_H
+#define SB_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+struct sb_rt;
+struct sb_job;
+struct sb_txn;
+struct sb_task;
+struct sb_thread;
+struct sb_policy_ops;
+
+/* ------------------------------------------------------------------------------------------ */
+/* Tasks                                                                                      */
+
+/* What a task body returns. */
+enum sb_result {
+	SB_DONE = 0,   /* finished */
+	SB_YIELD,      /* not finished: run me again later (re-submitted through the policy at once) */
+	SB_BLOCKED,    /* parked: not queued anywhere until someone calls sb_task_resume() */
+	SB_ERROR,      /* finished with an error: the job's status becomes SB_JOB_ERROR */
+};
+
+typedef enum sb_result (*sb_task_fn)(struct sb_task *t);
+/* The check part of a conditional task: cheap, non-blocking, may run many times on any thread. */
+typedef bool (*sb_check_fn)(struct sb_task *t);
+
+enum sb_task_flags {
+	SB_TF_STICKY   = 1u << 0, /* works on t->txn: never concurrent with the txn's other sticky
+	                             tasks; holds the txn lock while it runs (memo 000) */
+	SB_TF_COND     = 1u << 1, /* conditional: t->check must hold before t->fn runs */
+	SB_TF_URGENT   = 1u << 2, /* placement hint "suspended_worker": hand it to a suspended worker
+	                             if there is one (teardown, commit responses) */
+	SB_TF_TEARDOWN = 1u << 3, /* set by the core on a job's teardown task; not counted in the job */
+	SB_TF_MARKER   = 1u << 4, /* a policy's own queue entry (lane task, ticket): never run by the
+	                             core, never seen outside the policy that made it */
+	SB_TF_AGAIN    = 1u << 5, /* set by the core on a re-submission (yielded, resumed, or a
+	                             conditional taken too early): policies queue it behind fresh work */
+	SB_TF_BOUND    = 1u << 6, /* core private: counted in its transaction's sticky word */
+	SB_TF_DOOMED   = 1u << 7, /* core private (check mode): submitted after its job was cancelled */
+};
+
+/* Intrusive queue link. A task sits in at most one queue at a time. */
+struct sb_node {
+	_Atomic(struct sb_node *) next;
+};
+
+/*
+ * A task. Allocate with sb_task_new(), fill fn/arg/u/flags, hand over with sb_spawn(). After
+ * sb_spawn() the submitting thread must not touch it again (it may already have run and been
+ * recycled), except a task parked with SB_BLOCKED, which its owner resumes with sb_task_resume().
+ */
+struct sb_task {
+	struct sb_node node;     /* queue link, owned by whichever queue holds the task */
+	sb_task_fn fn;           /* the body; for a conditional task, the body run once check holds */
+	sb_check_fn check;       /* conditional tasks only */
+	void *arg;               /* workload data */
+	uint64_t u[3];           /* workload scratch (e.g. fib's n and a continuation pointer) */
+	struct sb_job *job;      /* set by sb_task_new(); every task belongs to exactly one job */
+	struct sb_txn *txn;      /* the transaction a sticky task works on (defaults to job's txn) */
+	uint32_t flags;          /* enum sb_task_flags */
+	int32_t pint;            /* policy scratch while the task is queued (e.g. a pending count) */
+	uint64_t seq;            /* unique per submission (check mode, traces) */
+	_Atomic uint32_t cstate; /* check mode: queued / running / free */
+	uint32_t cls;            /* copy of job->cls, kept here so traces need not chase the job */
+	uint64_t t_ready;        /* ns when it became runnable (trace and watchdog, 0 when off) */
+};
+
+/* ------------------------------------------------------------------------------------------ */
+/* Jobs                                                                                       */
+
+enum sb_teardown {
+	SB_TEARDOWN_DEFAULT = 0, /* the runtime parameter inplace_teardown decides */
+	SB_TEARDOWN_TASK,        /* a teardown task, rescheduling itself until the job is ready */
+	SB_TEARDOWN_INPLACE,     /* run by the thread whose task finished the job last */
+};
+
+enum sb_job_status { SB_JOB_OK = 0, SB_JOB_ERROR, SB_JOB_CANCELLED };
+
+/* Statement work levels from jogasaki's statement_work_level_kind (memo 000). */
+enum sb_work_level {
+	SB_WL_UNDEFINED = -1,
+	SB_WL_ZERO = 0,
+	SB_WL_SIMPLE_WRITE = 10,
+	SB_WL_KEY_OPERATION = 20,
+	SB_WL_SIMPLE_CRUD = 30,
+	SB_WL_SIMPLE_MULTIRECORD = 40,
+	SB_WL_JOIN = 50,
+	SB_WL_AGGREGATE = 60,
+	SB_WL_INFINITY = 999,
+};
+
+#define SB_MAX_CLASSES 16
+
+typedef void (*sb_job_done_fn)(struct sb_job *j);
+
+struct sb_job_desc {
+	unsigned cls;            /* job class index (< SB_MAX_CLASSES), for per-class latency */
+	int work_level;          /* enum sb_work_level */
+	struct sb_txn *txn;      /* optional */
+	enum sb_teardown teardown;
+	sb_job_done_fn done;     /* completion callback; runs once, on the teardown thread */
+	void *arg;               /* workload data, reachable as j->arg */
+	int priority;            /* larger runs first (priority policy); 0 is normal */
+	unsigned concurrency;    /* workers that may serve this job at once (priority policy);
+	                            0 = no limit */
+	uint64_t t_arrival;      /* intended arrival (open loop); 0 = use the submit time */
+	bool force_stealing;     /* hybrid: begin/commit/load/durability jobs never run serially */
+};
+
+enum sb_job_flags {
+	SB_JF_COMPLETING = 1u << 0, /* teardown claimed (one CAS, memo 000) */
+	SB_JF_CANCELLED  = 1u << 1,
+	SB_JF_ERROR      = 1u << 2,
+	SB_JF_DONE       = 1u << 3, /* callback has returned; waiters may go */
+	SB_JF_WAITERS    = 1u << 4, /* someone sleeps in sb_job_wait() */
+	SB_JF_SUBMITTED  = 1u << 5,
+};
+
+/*
+ * A job. Fields above `core private` are set from the descriptor and are read-only afterwards.
+ * Lifetime: sb_job_create() returns one reference for the caller; the runtime holds its own
+ * from sb_job_submit() to the end of teardown. Drop yours with sb_job_put().
+ */
+struct sb_job {
+	uint64_t id;
+	unsigned cls;
+	int work_level;
+	struct sb_txn *txn;
+	enum sb_teardown teardown;
+	sb_job_done_fn done;
+	void *arg;
+	int priority;
+	unsigned concurrency;
+	bool force_stealing;
+	struct sb_rt *rt;
+
+	/* times in ns (sb_now_ns); t_end and end_thread are valid once SB_JF_DONE is seen */
+	uint64_t t_submit;
+	uint64_t t_arrival;
+	_Atomic uint64_t t_start;
+	uint64_t t_end;
+	int end_thread;          /* worker index that ran the teardown, or -1 for other threads */
+
+	/* policy private: hybrid keeps the job's mode here, priority its subtask queue */
+	_Atomic uint64_t pword;
+	void *pdata;
+
+	/* core private */
+	_Atomic int64_t count;   /* live tasks + tokens cached by threads + holds; 0 = finished */
+	_Atomic uint32_t flags;  /* enum sb_job_flags */
+	_Atomic uint32_t refs;
+	_Atomic uint32_t nr_teardown_runs; /* check mode: must end at exactly 1 */
+	bool holds_txn_lock;     /* hybrid serial job: the txn lock is released after teardown */
+};
+
+/* ------------------------------------------------------------------------------------------ */
+/* Runtime                                                                                    */
+
+/* Core parameters, named as in the memos, with jogasaki's defaults (see core/param.c). */
+struct sb_config {
+	int64_t thread_count;            /* workers */
+	bool core_affinity;              /* pin workers with hwloc */
+	int64_t initial_core;            /* first core to pin to */
+	int64_t stealing_wait;           /* extra local tries = stealing_wait x thread_count */
+	int64_t task_polling_wait;       /* 0 nothing, 1 yield, >=2 sleep (value-2) us */
+	bool busy_worker;                /* never suspend */
+	int64_t worker_try_count;        /* empty rounds before suspending */
+	int64_t worker_suspend_timeout;  /* us */
+	int64_t watcher_interval;        /* us, conditional-task watcher sleep */
+	bool use_preferred_worker_for_current_thread;
+	bool inplace_teardown;           /* default teardown mode for jobs that do not choose */
+	int64_t preempt_threshold;       /* us a task may run before it is asked to yield; 0 off */
+	int64_t stall_limit;             /* ms a runnable task may wait with a worker idle; 0 off */
+	bool check;                      /* run-time invariant checking */
+	bool trace;                      /* per-task trace events */
+	int64_t chaos;                   /* 0 off; else seed for yields/delays at policy call sites */
+	const char *topology;            /* hwloc synthetic topology string, "" = the machine's */
+};
+
+/* Fill with defaults. */
+void sb_config_default(struct sb_config *cfg);
+
+/*
+ * Create a runtime with `policy` and its parameter block `pparams` (as produced by the
+ * policy's parameter table; NULL = defaults). Workers start at once. Returns NULL and writes a
+ * one-line reason to err on failure (thread creation, bad topology, policy refusal).
+ */
+struct sb_rt *sb_rt_create(const struct sb_config *cfg, const struct sb_policy_ops *policy,
+			   const void *pparams, char *err, size_t errlen);
+
+enum sb_stop_mode {
+	SB_STOP_DRAIN,  /* wait for every submitted job to finish normally */
+	SB_STOP_CANCEL, /* cancel every live job: queued tasks are dropped, teardowns still run */
+};
+
+/* Stop: wait for live jobs (after cancelling them in CANCEL mode), then join the workers and the
+ * core's helper threads. Call from an attached request thread or an unattached one; never from a
+ * task. Idempotent. */
+void sb_rt_stop(struct sb_rt *rt, enum sb_stop_mode mode);
+/* Free everything. Stops first (DRAIN) if not yet stopped. All request threads must be detached. */
+void sb_rt_destroy(struct sb_rt *rt);
+
+const struct sb_config *sb_rt_config(const struct sb_rt *rt);
+unsigned sb_rt_nworkers(const struct sb_rt *rt);
+const struct sb_policy_ops *sb_rt_policy(const struct sb_rt *rt);
+/* Non-zero after a check-mode violation or a stall; the text says which and where. */
+const char *sb_rt_failure(const struct sb_rt *rt);
+
+/* Attach / detach the calling (non-worker) thread. Detach runs (DRAIN) or drops (after a
+ * CANCEL stop) anything still in the thread's own serial queue. */
+struct sb_thread *sb_thread_attach(struct sb_rt *rt);
+void sb_thread_detach(void);
+/* The calling thread's context, or NULL when not attached. */
+struct sb_thread *sb_thread_self(void);
+/* Worker index of the calling thread, or -1. */
+int sb_self_worker(void);
+/* Run tasks from the calling thread's own serial queue until it is empty. Returns how many ran. */
+size_t sb_thread_run_pending(void);
+
+/* ------------------------------------------------------------------------------------------ */
+/* Jobs and tasks                                                                             */
+
+struct sb_job *sb_job_create(struct sb_rt *rt, const struct sb_job_desc *d);
+/* First schedule of the job: the policy sees the job (job_start), then `root` is spawned. */
+void sb_job_submit(struct sb_job *j, struct sb_task *root);
+/* Wait until the job's completion callback has returned. While waiting, the calling thread runs
+ * the tasks of its own serial queue (serial and hybrid put work there). Request threads only.
+ * Returns false if the runtime failed (check violation, stall) before the job finished. */
+bool sb_job_wait(struct sb_job *j);
+bool sb_job_done(const struct sb_job *j);
+void sb_job_put(struct sb_job *j);
+enum sb_job_status sb_job_status(const struct sb_job *j);
+/* Keep a job open without a task (a commit waiting for durability): +1 on the job's count. Call
+ * only while the job is open (from one of its tasks, or before submit). */
+void sb_job_hold(struct sb_job *j);
+/* Drop a hold; may finish the job (and run an in-place teardown on this thread). */
+void sb_job_release(struct sb_job *j);
+/* Mark cancelled: its queued tasks are dropped when they surface, teardown still runs once. */
+void sb_job_cancel(struct sb_job *j);
+/* jogasaki style: submit the teardown task now; it reschedules itself until the job's last task
+ * has ended. No effect for in-place jobs or when teardown is already claimed. */
+void sb_job_request_teardown(struct sb_job *j);
+
+/* A new task of job j from the calling thread's free list (no malloc, no lock on the usual
+ * path). The task's txn is the job's. */
+struct sb_task *sb_task_new(struct sb_job *j, sb_task_fn fn, void *arg);
+/* Schedule a task: from a task of the same job (the usual case), another job, or a request
+ * thread. The policy decides where it goes. */
+void sb_spawn(struct sb_task *t);
+/* Re-schedule a task that returned SB_BLOCKED. */
+void sb_task_resume(struct sb_task *t);
+/* The task running on the calling thread, or NULL. */
+struct sb_task *sb_current_task(void);
+/* Cooperative preemption: true when the preemption monitor has flagged the running task. A long
+ * task polls this, saves its progress and returns SB_YIELD. */
+bool sb_should_yield(void);
+
+/* ------------------------------------------------------------------------------------------ */
+/* Transactions                                                                               */
+
+/* A transaction: the sticky word, the (recursive) transaction lock and an entry in the
+ * runtime's transaction map. End it only after all its jobs have finished. */
+struct sb_txn *sb_txn_begin(struct sb_rt *rt, uint64_t id);
+/* Find by id (RCU lookup in the transaction map). NULL when absent. */
+struct sb_txn *sb_txn_find(struct sb_rt *rt, uint64_t id);
+void sb_txn_end(struct sb_txn *x);
+uint64_t sb_txn_id(const struct sb_txn *x);
+
+/* ------------------------------------------------------------------------------------------ */
+/* Time and work                                                                              */
+
+/* Monotonic nanoseconds. */
+uint64_t sb_now_ns(void);
+/* Spend `ns` of CPU as calibrated busy work (not wall time: a preempted task takes longer, as
+ * real work would). */
+void sb_work_ns(uint64_t ns);
+
+#endif

@@ -1,0 +1,157 @@
+/*
+ * stats.c - histograms, recordings and the read side of per-thread counters (see stats.h).
+ */
+#include "stats.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "rt.h"
+
+const char *const sb_counter_names[SB_NR_COUNTERS] = {
+	[SB_C_RUN] = "tasks",
+	[SB_C_STICKY] = "sticky",
+	[SB_C_STOLEN] = "stolen",
+	[SB_C_SPAWN] = "spawned",
+	[SB_C_YIELD] = "yields",
+	[SB_C_BLOCKED] = "blocked",
+	[SB_C_ERROR] = "errors",
+	[SB_C_DROPPED] = "dropped",
+	[SB_C_COND_CHECK] = "cond_checks",
+	[SB_C_COND_FALSE] = "cond_not_ready",
+	[SB_C_STEAL_SWEEP] = "steal_sweeps",
+	[SB_C_SUSPEND] = "suspends",
+	[SB_C_WOKEN] = "woken",
+	[SB_C_WAKEUP_RUN] = "wakeup_runs",
+	[SB_C_WAKES_SENT] = "wakes_sent",
+	[SB_C_TEARDOWN] = "teardowns",
+	[SB_C_JOBS_SUBMITTED] = "jobs_submitted",
+	[SB_C_PREEMPT_REQ] = "preempt_requests",
+	[SB_C_BUSY_NS] = "busy_ns",
+	[SB_C_IDLE_NS] = "idle_ns",
+	[SB_C_SUSPEND_NS] = "suspended_ns",
+};
+
+unsigned sb_hist_bucket(uint64_t v)
+{
+	if (v < SB_HIST_LINEAR)
+		return (unsigned)v;
+	unsigned e = 63u - (unsigned)__builtin_clzll(v);  /* >= 6 */
+	unsigned sub = (unsigned)(v >> (e - SB_HIST_SUB_BITS)) & ((1u << SB_HIST_SUB_BITS) - 1);
+	return SB_HIST_LINEAR + (e - 6) * (1u << SB_HIST_SUB_BITS) + sub;
+}
+
+uint64_t sb_hist_bucket_high(unsigned b)
+{
+	if (b < SB_HIST_LINEAR)
+		return b;
+	unsigned k = b - SB_HIST_LINEAR;
+	unsigned e = k / (1u << SB_HIST_SUB_BITS) + 6;
+	uint64_t sub = k % (1u << SB_HIST_SUB_BITS);
+	uint64_t lo = ((uint64_t)1 << e) | (sub << (e - SB_HIST_SUB_BITS));
+	uint64_t width = (uint64_t)1 << (e - SB_HIST_SUB_BITS);
+	return lo + width - 1;
+}
+
+void sb_hist_record(struct sb_hist *h, uint64_t v)
+{
+	if (h->count == 0 || v < h->min)
+		h->min = v;
+	if (v > h->max)
+		h->max = v;
+	h->count++;
+	h->sum += v;
+	h->b[sb_hist_bucket(v)]++;
+}
+
+void sb_hist_merge(struct sb_hist *into, const struct sb_hist *from)
+{
+	if (!from->count)
+		return;
+	if (!into->count || from->min < into->min)
+		into->min = from->min;
+	if (from->max > into->max)
+		into->max = from->max;
+	into->count += from->count;
+	into->sum += from->sum;
+	for (unsigned i = 0; i < SB_HIST_BUCKETS; i++)
+		into->b[i] += from->b[i];
+}
+
+uint64_t sb_hist_quantile(const struct sb_hist *h, double q)
+{
+	if (!h->count)
+		return 0;
+	if (q >= 1.0)
+		return h->max;
+	uint64_t rank = (uint64_t)(q * (double)h->count);
+	if (rank >= h->count)
+		rank = h->count - 1;
+	uint64_t seen = 0;
+	for (unsigned i = 0; i < SB_HIST_BUCKETS; i++) {
+		seen += h->b[i];
+		if (seen > rank) {
+			uint64_t hi = sb_hist_bucket_high(i);
+			return hi > h->max ? h->max : hi;
+		}
+	}
+	return h->max;
+}
+
+void sb_rec_free(struct sb_rec *r)
+{
+	for (unsigned i = 0; i < SB_MAX_CLASSES; i++)
+		free(r->hist[i]);
+	free(r->rows);
+	free(r->ev);
+	memset(r, 0, sizeof *r);
+}
+
+static void read_counters(const struct sb_thread *tc, uint64_t out[SB_NR_COUNTERS], bool add)
+{
+	for (unsigned c = 0; c < SB_NR_COUNTERS; c++) {
+		/* relaxed: pairs with the owner's relaxed stores; a snapshot may be slightly stale */
+		uint64_t v = atomic_load_explicit(&tc->cnt.v[c], memory_order_relaxed);
+		out[c] = add ? out[c] + v : v;
+	}
+}
+
+void sb_rt_worker_counters(const struct sb_rt *rt, unsigned i, uint64_t out[SB_NR_COUNTERS])
+{
+	read_counters(&rt->w[i].tc, out, false);
+}
+
+void sb_rt_other_counters(const struct sb_rt *rt, uint64_t out[SB_NR_COUNTERS])
+{
+	memset(out, 0, sizeof(uint64_t) * SB_NR_COUNTERS);
+	pthread_mutex_lock((pthread_mutex_t *)&rt->threads_lock);
+	for (const struct sb_thread *tc = rt->threads; tc; tc = tc->next_all)
+		if (tc->worker < 0)
+			read_counters(tc, out, true);
+	pthread_mutex_unlock((pthread_mutex_t *)&rt->threads_lock);
+}
+
+void sb_rt_set_window(struct sb_rt *rt, uint64_t start, uint64_t end)
+{
+	/* relaxed: read at teardown; a job straddling the change may go either way */
+	atomic_store_explicit(&rt->win_start, start, memory_order_relaxed);
+	atomic_store_explicit(&rt->win_end, end, memory_order_relaxed);
+}
+
+void sb_rt_set_row_cap(struct sb_rt *rt, size_t cap)
+{
+	atomic_store_explicit(&rt->job_rows_cap, cap, memory_order_relaxed);
+}
+
+void sb_rt_visit_recordings(const struct sb_rt *rt, sb_rec_visit_fn fn, void *ctx)
+{
+	pthread_mutex_lock((pthread_mutex_t *)&rt->threads_lock);
+	for (const struct sb_thread *tc = rt->threads; tc; tc = tc->next_all)
+		fn(ctx, tc->worker, tc->id, &tc->rec);
+	pthread_mutex_unlock((pthread_mutex_t *)&rt->threads_lock);
+}
+
+uint64_t sb_rt_task_slabs(const struct sb_rt *rt)
+{
+	return atomic_load_explicit(&rt->nr_slabs, memory_order_relaxed);
+}

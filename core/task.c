@@ -1,0 +1,521 @@
+/*
+ * task.c - task memory, submission and execution: the per-task hot path.
+ *
+ * Owns: per-thread task free lists (refilled from type-stable slabs through a locked depot, one
+ * lock per SB_FREE_BATCH tasks), the job-token cache, sb_spawn and the run step every thread
+ * uses (workers, request threads draining their serial queue, the watcher).
+ *
+ * Job tokens. jogasaki counts a job's tasks with one atomic increment per schedule and one
+ * decrement per finished task. Here a thread running tasks of job J caches tokens of J's count:
+ * a spawn into J takes a cached token (refilling SB_TOKEN_BATCH at a time with one atomic add),
+ * a finished task of J returns its token to the cache, and the cache is flushed (one atomic
+ * subtract) when the thread moves to another job or runs out of work. J's count is therefore
+ * "live tasks + cached tokens + holds", it only reaches zero when no task of J is queued or
+ * running and no thread is inside J, and a chain of tasks on one thread costs no atomic at all.
+ * A cache is only ever held by a thread that is running or has just run a task of J, and is
+ * flushed before that thread runs anything else or goes idle, so completion is seen as soon
+ * as it would be with per-task counting.
+ *
+ * Does not own: where tasks go (the policy, through core/policy.c), idling (worker.c),
+ * teardown (job.c).
+ */
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rt.h"
+
+_Thread_local struct sb_thread *sb_self;
+
+struct sb_thread *sb_thread_self(void)
+{
+	return sb_self;
+}
+
+struct sb_thread *sb_tc(void)
+{
+	struct sb_thread *tc = sb_self;
+	if (!tc) {
+		fprintf(stderr, "%s:%d: schedbed core called from a thread that is not attached "
+			"(call sb_thread_attach first)\n", __FILE__, __LINE__);
+		abort();
+	}
+	return tc;
+}
+
+int sb_self_worker(void)
+{
+	return sb_self ? sb_self->worker : -1;
+}
+
+struct sb_task *sb_current_task(void)
+{
+	return sb_self ? sb_self->current : NULL;
+}
+
+/* ---- task memory ---- */
+
+static SB_COLD void refill(struct sb_thread *tc)
+{
+	struct sb_rt *rt = tc->rt;
+	pthread_mutex_lock(&rt->depot_lock);
+	for (unsigned i = 0; i < SB_FREE_BATCH && rt->depot; i++) {
+		struct sb_node *n = rt->depot;
+		rt->depot = atomic_load_explicit(&n->next, memory_order_relaxed);
+		rt->ndepot--;
+		atomic_store_explicit(&n->next, tc->free, memory_order_relaxed);
+		tc->free = n;
+		tc->nfree++;
+	}
+	pthread_mutex_unlock(&rt->depot_lock);
+	if (tc->free)
+		return;
+	struct sb_slab *s = aligned_alloc(SB_CACHELINE, (sizeof *s + SB_CACHELINE - 1) / SB_CACHELINE * SB_CACHELINE);
+	if (!s) {
+		fprintf(stderr, "%s:%d: out of memory allocating tasks\n", __FILE__, __LINE__);
+		abort();
+	}
+	memset(s, 0, sizeof *s);
+	for (unsigned i = 0; i < SB_SLAB_TASKS; i++) {
+		struct sb_node *n = &s->tasks[i].node;
+		atomic_store_explicit(&n->next, tc->free, memory_order_relaxed);
+		tc->free = n;
+	}
+	tc->nfree += SB_SLAB_TASKS;
+	pthread_mutex_lock(&rt->depot_lock);
+	s->next = rt->slabs;
+	rt->slabs = s;
+	pthread_mutex_unlock(&rt->depot_lock);
+	atomic_fetch_add_explicit(&rt->nr_slabs, 1, memory_order_relaxed);
+}
+
+static SB_COLD void spill(struct sb_thread *tc, unsigned keep)
+{
+	struct sb_rt *rt = tc->rt;
+	pthread_mutex_lock(&rt->depot_lock);
+	while (tc->nfree > keep) {
+		struct sb_node *n = tc->free;
+		tc->free = atomic_load_explicit(&n->next, memory_order_relaxed);
+		tc->nfree--;
+		atomic_store_explicit(&n->next, rt->depot, memory_order_relaxed);
+		rt->depot = n;
+		rt->ndepot++;
+	}
+	pthread_mutex_unlock(&rt->depot_lock);
+}
+
+/* Back to the thread's free list. In check mode the callers have already marked it free. */
+SB_HOT_INLINE void sb_task_free(struct sb_thread *tc, struct sb_task *t)
+{
+	atomic_store_explicit(&t->node.next, tc->free, memory_order_relaxed);
+	tc->free = &t->node;
+	if (++tc->nfree > 2 * SB_FREE_BATCH)
+		spill(tc, SB_FREE_BATCH);
+}
+
+void sb_thread_cache_release(struct sb_thread *tc)
+{
+	if (tc->nfree)
+		spill(tc, 0);
+}
+
+void sb_slabs_free(struct sb_rt *rt)
+{
+	struct sb_slab *s = rt->slabs;
+	while (s) {
+		struct sb_slab *next = s->next;
+		free(s);
+		s = next;
+	}
+	rt->slabs = NULL;
+	rt->depot = NULL;
+	rt->ndepot = 0;
+}
+
+struct sb_task *sb_task_new(struct sb_job *j, sb_task_fn fn, void *arg)
+{
+	struct sb_thread *tc = sb_tc();
+	if (!tc->free)
+		refill(tc);
+	struct sb_node *n = tc->free;
+	tc->free = atomic_load_explicit(&n->next, memory_order_relaxed);
+	tc->nfree--;
+	struct sb_task *t = sb_task_of(n);
+	t->fn = fn;
+	t->check = NULL;
+	t->arg = arg;
+	t->u[0] = t->u[1] = t->u[2] = 0;
+	t->job = j;
+	t->txn = j ? j->txn : NULL;
+	t->flags = 0;
+	t->pint = 0;
+	t->cls = j ? j->cls : 0;
+	t->t_ready = 0;
+	return t;
+}
+
+/* ---- job tokens ---- */
+
+void sb_tok_flush(struct sb_thread *tc)
+{
+	struct sb_job *j = tc->tok_job;
+	if (!j)
+		return;
+	int64_t n = tc->tok_n;
+	tc->tok_job = NULL;
+	tc->tok_n = 0;
+	if (n)
+		sb_job_sub(tc, j, n);
+}
+
+static inline void tok_bind(struct sb_thread *tc, struct sb_job *j)
+{
+	if (tc->tok_job != j) {
+		sb_tok_flush(tc);
+		tc->tok_job = j;
+	}
+}
+
+/* One token for a new task of j. */
+static inline void tok_take(struct sb_thread *tc, struct sb_job *j)
+{
+	if (tc->tok_job == j) {
+		if (tc->tok_n > 0) {
+			tc->tok_n--;
+			return;
+		}
+		/* relaxed: we hold a token of j (we are running one of its tasks), so the count
+		 * cannot reach zero underneath us; completion ordering comes from the decrements */
+		atomic_fetch_add_explicit(&j->count, SB_TOKEN_BATCH, memory_order_relaxed);
+		tc->tok_n = SB_TOKEN_BATCH - 1;
+		return;
+	}
+	/* relaxed: the caller holds the job open (a task of it, a hold, or it is not yet
+	 * submitted); see sb_job_hold() */
+	atomic_fetch_add_explicit(&j->count, 1, memory_order_relaxed);
+}
+
+/* A task of j has ended: its token goes back. */
+static inline void tok_give(struct sb_thread *tc, struct sb_job *j)
+{
+	if (tc->tok_job == j) {
+		if (++tc->tok_n > 2 * SB_TOKEN_BATCH) {
+			/* keep a batch: the count stays above zero because we still hold tokens */
+			tc->tok_n -= SB_TOKEN_BATCH;
+			sb_job_sub(tc, j, SB_TOKEN_BATCH);
+		}
+		return;
+	}
+	sb_job_sub(tc, j, 1);
+}
+
+/* ---- submission ---- */
+
+static SB_COLD void place_special(struct sb_thread *tc, struct sb_task *t, int where)
+{
+	struct sb_rt *rt = tc->rt;
+	switch (where) {
+	case SB_TO_CALLER:
+		sb_list_push(&tc->serial, t);
+		break;
+	case SB_TO_WATCHER:
+		sb_watcher_push(rt, t);
+		break;
+	case SB_TO_ANY:
+		sb_wake_any(rt);
+		break;
+	case SB_TO_NOWAKE:
+		break;
+	default:
+		sb_fail(rt, "policy %s returned placement %d for task %llu of job %llu; valid are a worker "
+			"index 0..%u or SB_TO_*", rt->ops->name, where, (unsigned long long)t->seq,
+			(unsigned long long)t->job->id, rt->n - 1);
+		sb_list_push(&tc->serial, t); /* keep it runnable: the run ends on the failure anyway */
+	}
+}
+
+static SB_COLD void place_slow(struct sb_thread *tc, struct sb_task *t)
+{
+	struct sb_rt *rt = tc->rt;
+	if (!(t->flags & SB_TF_AGAIN))
+		t->seq = atomic_fetch_add_explicit(&rt->task_seq, 1, memory_order_relaxed) + 1;
+	if (rt->cfg.check) {
+		atomic_store_explicit(&t->cstate, 1, memory_order_relaxed);
+		if (atomic_load_explicit(&t->job->flags, memory_order_acquire) & SB_JF_CANCELLED)
+			t->flags |= SB_TF_DOOMED;
+	}
+	if (rt->cfg.trace)
+		t->t_ready = sb_now_ns();
+}
+
+SB_HOT_INLINE void sb_place(struct sb_thread *tc, struct sb_task *t)
+{
+	struct sb_rt *rt = tc->rt;
+	/* relaxed: configuration bits, set before workers start or monotonically */
+	if (__builtin_expect(atomic_load_explicit(&rt->slow, memory_order_relaxed) & (SB_SLOW_CHECK | SB_SLOW_TRACE), 0))
+		place_slow(tc, t);
+	int where = sb_policy_submit(tc, t);
+	if (__builtin_expect(where >= 0, 1)) {
+		if (where != tc->worker)
+			sb_wake_worker(rt, (unsigned)where);
+		return;
+	}
+	if (where == SB_TO_CALLER) {
+		sb_list_push(&tc->serial, t);
+		return;
+	}
+	place_special(tc, t, where);
+}
+
+void sb_spawn(struct sb_task *t)
+{
+	struct sb_thread *tc = sb_tc();
+	tok_take(tc, t->job);
+	SB_HOT_INC(tc, SB_C_SPAWN);
+	t->flags &= ~(uint32_t)SB_TF_AGAIN;
+	sb_place(tc, t);
+}
+
+void sb_task_resume(struct sb_task *t)
+{
+	struct sb_thread *tc = sb_tc();
+	if (tc->rt->cfg.check && atomic_load_explicit(&t->cstate, memory_order_relaxed) != 3)
+		sb_fail(tc->rt, "invariant 'resume only blocked tasks' violated: task %llu of job %llu "
+			"resumed by thread %u while not blocked", (unsigned long long)t->seq,
+			(unsigned long long)t->job->id, tc->id);
+	t->flags |= SB_TF_AGAIN;
+	sb_place(tc, t);
+}
+
+bool sb_should_yield(void)
+{
+	struct sb_thread *tc = sb_self;
+	if (!tc || tc->worker < 0)
+		return false;
+	/* relaxed: a hint from the monitor; seeing it late only delays the yield */
+	return atomic_load_explicit(&tc->rt->w[tc->worker].yield_req, memory_order_relaxed) != 0;
+}
+
+bool sb_task_ready(struct sb_task *t)
+{
+	struct sb_thread *tc = sb_self;
+	bool ok = t->check ? t->check(t) : true;
+	if (tc) {
+		sb_count(tc, SB_C_COND_CHECK, 1);
+		if (!ok)
+			sb_count(tc, SB_C_COND_FALSE, 1);
+	}
+	return ok;
+}
+
+/* ---- execution ---- */
+
+static void trace_task(struct sb_thread *tc, struct sb_task *t, uint64_t t0, uint64_t t1, bool stolen,
+		       enum sb_result r)
+{
+	struct sb_rec *rec = &tc->rec;
+	if (rec->nev == rec->capev) {
+		size_t cap = rec->capev ? rec->capev * 2 : 4096;
+		struct sb_tev *ev = cap <= ((size_t)1 << 24) ? realloc(rec->ev, cap * sizeof *ev) : NULL;
+		if (!ev) {
+			rec->ev_dropped++;
+			return;
+		}
+		rec->ev = ev;
+		rec->capev = cap;
+	}
+	rec->ev[rec->nev++] = (struct sb_tev){ .ts = t0, .dur = t1 - t0, .job = t->job->id, .cls = t->cls,
+					       .kind = SB_EV_TASK, .stolen = stolen, .result = (uint8_t)r };
+}
+
+static SB_COLD void first_start(struct sb_job *j)
+{
+	uint64_t zero = 0;
+	/* relaxed: the first start wins; a racing later start sees non-zero and leaves it */
+	atomic_compare_exchange_strong_explicit(&j->t_start, &zero, sb_now_ns(), memory_order_relaxed,
+						memory_order_relaxed);
+}
+
+/* What happens after a body returns anything but SB_DONE (or on the slow path). */
+static SB_COLD void finish(struct sb_thread *tc, struct sb_task *t, enum sb_result r)
+{
+	struct sb_rt *rt = tc->rt;
+	struct sb_job *j = t->job;
+	switch (r) {
+	case SB_ERROR:
+		sb_count(tc, SB_C_ERROR, 1);
+		/* relaxed: read by the teardown thread after the count's acq_rel decrement */
+		atomic_fetch_or_explicit(&j->flags, SB_JF_ERROR, memory_order_relaxed);
+		/* fall through */
+	case SB_DONE:
+		sb_task_free(tc, t);
+		tok_give(tc, j);
+		break;
+	case SB_YIELD:
+		/* the task keeps its token: the job's count does not change */
+		sb_count(tc, SB_C_YIELD, 1);
+		t->flags |= SB_TF_AGAIN;
+		sb_place(tc, t);
+		break;
+	case SB_BLOCKED:
+		/* parked with its token until sb_task_resume() */
+		sb_count(tc, SB_C_BLOCKED, 1);
+		if (rt->cfg.check)
+			atomic_store_explicit(&t->cstate, 3, memory_order_relaxed);
+		break;
+	default:
+		sb_fail(rt, "task %llu of job %llu returned %d; valid results are SB_DONE, SB_YIELD, "
+			"SB_BLOCKED, SB_ERROR", (unsigned long long)t->seq, (unsigned long long)j->id, (int)r);
+		sb_task_free(tc, t);
+		tok_give(tc, j);
+	}
+}
+
+static SB_COLD void drop(struct sb_thread *tc, struct sb_task *t)
+{
+	struct sb_job *j = t->job;
+	sb_count(tc, SB_C_DROPPED, 1);
+	if (t->flags & SB_TF_BOUND)
+		sb_txn_unbind(t->txn);
+	if (tc->rt->cfg.check)
+		sb_check_run_end(tc, t);
+	sb_task_free(tc, t);
+	tok_give(tc, j);
+}
+
+/* Everything the fast path leaves out: teardown tasks, cancellation, conditional and sticky
+ * tasks, check mode, tracing and the monitor's bookkeeping. */
+static SB_COLD void run_slow(struct sb_thread *tc, struct sb_task *t, bool stolen)
+{
+	struct sb_rt *rt = tc->rt;
+	struct sb_job *j = t->job;
+
+	if (t->flags & SB_TF_TEARDOWN) {
+		sb_job_run_teardown_task(tc, t);
+		return;
+	}
+	tok_bind(tc, j);
+	if (rt->cfg.check)
+		sb_check_run_begin(tc, t);
+	/* acquire: pairs with the release in sb_job_cancel */
+	if ((atomic_load_explicit(&j->flags, memory_order_acquire) & SB_JF_CANCELLED) ||
+	    (atomic_load_explicit(&rt->slow, memory_order_relaxed) & SB_SLOW_CANCEL)) {
+		drop(tc, t);
+		return;
+	}
+	if (rt->cfg.check && (t->flags & SB_TF_DOOMED))
+		sb_check_doomed(tc, t);
+	if ((t->flags & SB_TF_COND) && !sb_task_ready(t)) {
+		/* memo 001: a conditional task taken before its time goes back as if not taken */
+		if (t->flags & SB_TF_BOUND) {
+			sb_txn_unbind(t->txn);
+			t->flags &= ~(uint32_t)SB_TF_BOUND;
+		}
+		t->flags |= SB_TF_AGAIN;
+		sb_place(tc, t);
+		return;
+	}
+	if (!atomic_load_explicit(&j->t_start, memory_order_relaxed))
+		first_start(j);
+
+	bool sticky = (t->flags & SB_TF_STICKY) && t->txn;
+	if (sticky) {
+		sb_txn_lock(tc, t->txn);
+		sb_count(tc, SB_C_STICKY, 1);
+		if (rt->cfg.check)
+			sb_check_sticky_enter(tc, t);
+	}
+	if (tc->worker >= 0) {
+		struct sb_worker *w = &rt->w[tc->worker];
+		/* relaxed: the monitor only compares successive values */
+		atomic_store_explicit(&w->run_seq, atomic_load_explicit(&w->run_seq, memory_order_relaxed) + 1,
+				      memory_order_relaxed);
+		if (atomic_load_explicit(&w->yield_req, memory_order_relaxed)) {
+			/* the previous task was asked to yield; count the request, clear it for this one */
+			atomic_store_explicit(&w->yield_req, 0, memory_order_relaxed);
+			sb_count(tc, SB_C_PREEMPT_REQ, 1);
+		}
+	}
+	if (stolen)
+		sb_count(tc, SB_C_STOLEN, 1);
+	SB_HOT_INC(tc, SB_C_RUN);
+
+	tc->current = t;
+	uint64_t t0 = rt->cfg.trace ? sb_now_ns() : 0;
+	enum sb_result r = t->fn(t);
+	if (rt->cfg.trace)
+		trace_task(tc, t, t0, sb_now_ns(), stolen, r);
+	tc->current = NULL;
+
+	if (rt->cfg.check) {
+		if (sticky)
+			sb_check_sticky_leave(tc, t);
+		sb_check_run_end(tc, t);
+	}
+	if (sticky)
+		sb_txn_unlock(t->txn);
+	if (t->flags & SB_TF_BOUND) {
+		sb_txn_unbind(t->txn);
+		t->flags &= ~(uint32_t)SB_TF_BOUND;
+	}
+	finish(tc, t, r);
+}
+
+SB_HOT_INLINE void sb_run(struct sb_thread *tc, struct sb_task *t, bool stolen)
+{
+	struct sb_rt *rt = tc->rt;
+	struct sb_job *j = t->job;
+	/* One test for everything unusual: special task kinds, a run-wide mode, a cancelled job.
+	 * acquire on the job's flags: pairs with the release in sb_job_cancel. */
+	if (__builtin_expect((t->flags & (SB_TF_TEARDOWN | SB_TF_COND | SB_TF_STICKY | SB_TF_BOUND)) |
+				     atomic_load_explicit(&rt->slow, memory_order_relaxed) |
+				     (atomic_load_explicit(&j->flags, memory_order_acquire) & SB_JF_CANCELLED),
+			     0)) {
+		run_slow(tc, t, stolen);
+		return;
+	}
+	tok_bind(tc, j);
+	if (__builtin_expect(!atomic_load_explicit(&j->t_start, memory_order_relaxed), 0))
+		first_start(j);
+	if (stolen)
+		sb_count(tc, SB_C_STOLEN, 1);
+	SB_HOT_INC(tc, SB_C_RUN);
+	tc->current = t;
+	enum sb_result r = t->fn(t);
+	tc->current = NULL;
+	if (__builtin_expect(r == SB_DONE, 1)) {
+		sb_task_free(tc, t);
+		tok_give(tc, j);
+		return;
+	}
+	finish(tc, t, r);
+}
+
+size_t sb_drain_serial(struct sb_thread *tc, size_t max)
+{
+	size_t n = 0;
+	struct sb_task *t;
+	while (n < max && (t = sb_list_pop(&tc->serial))) {
+		n++;
+		if (__builtin_expect(!(t->flags & SB_TF_COND), 1)) {
+			sb_run(tc, t, false);
+			continue;
+		}
+		/* A not-ready conditional task goes back to the tail (memo 000, serial scheduler);
+		 * when it is all that is left, give the CPU away instead of spinning on it. */
+		uint64_t not_ready = atomic_load_explicit(&tc->cnt.v[SB_C_COND_FALSE], memory_order_relaxed);
+		sb_run(tc, t, false);
+		if (tc->serial.len == 1 &&
+		    atomic_load_explicit(&tc->cnt.v[SB_C_COND_FALSE], memory_order_relaxed) != not_ready)
+			sched_yield();
+	}
+	return n;
+}
+
+size_t sb_thread_run_pending(void)
+{
+	struct sb_thread *tc = sb_tc();
+	size_t n = sb_drain_serial(tc, SIZE_MAX);
+	sb_tok_flush(tc);
+	return n;
+}

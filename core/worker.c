@@ -1,0 +1,628 @@
+/*
+ * worker.c - the runtime: worker threads, their idle path, suspension and wake-up, thread
+ * contexts, placement helpers, topology, and create/stop/destroy.
+ *
+ * The worker loop is jogasaki's (memo 000): try local work; if none, try local work
+ * stealing_wait x thread_count more times, then one steal sweep (a stolen task runs at once);
+ * then the task_polling_wait pause (0 nothing, 1 yield, >= 2 sleep value-2 us). After
+ * worker_try_count empty rounds a worker suspends until it is woken or worker_suspend_timeout
+ * passes; busy_worker never suspends. Local work means the worker's own serial queue (what the
+ * policy sent SB_TO_CALLER from a task on this worker) and then the policy's pop.
+ *
+ * Wake protocol (no lost wake-up), a Dekker pair of seq_cst fences:
+ *   worker:   nsuspended++; state = SUSPENDED; fence (W); t = pop(); if none: futex_wait(state)
+ *   producer: push (release);                   fence (P); if state == SUSPENDED: exchange to
+ *                                                          ACTIVE and futex_wake
+ * If (P) comes first in the fences' total order the worker's pop sees the task; if (W) comes
+ * first the producer sees SUSPENDED. The exchange makes exactly one waker issue the wake, and
+ * a futex_wait that starts after it returns at once because the word is no longer SUSPENDED.
+ * SB_TO_ANY uses the same pair with nsuspended and a scan. models/idle.pml checks this.
+ */
+#include <errno.h>
+#include <hwloc.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+#include <urcu/urcu-memb.h>
+
+#include "futex.h"
+#include "rt.h"
+
+/* ---- placement helpers (core/policy.h) ---- */
+
+unsigned sb_nworkers(const struct sb_rt *rt)
+{
+	return rt->n;
+}
+
+unsigned sb_rt_nworkers(const struct sb_rt *rt)
+{
+	return rt->n;
+}
+
+const struct sb_config *sb_rt_config(const struct sb_rt *rt)
+{
+	return &rt->cfg;
+}
+
+const struct sb_policy_ops *sb_rt_policy(const struct sb_rt *rt)
+{
+	return rt->ops;
+}
+
+const char *sb_rt_failure(const struct sb_rt *rt)
+{
+	/* acquire: pairs with the release in sb_fail, which wrote the text first */
+	return atomic_load_explicit(&((struct sb_rt *)rt)->failed, memory_order_acquire) ? rt->failure : NULL;
+}
+
+static unsigned next_rr(struct sb_rt *rt)
+{
+	/* relaxed: any spread will do */
+	return atomic_fetch_add_explicit(&rt->rr, 1, memory_order_relaxed) % rt->n;
+}
+
+unsigned sb_place_default(struct sb_rt *rt, struct sb_thread *caller)
+{
+	if (!rt->cfg.use_preferred_worker_for_current_thread || !caller)
+		return next_rr(rt);
+	if (caller->preferred == UINT32_MAX)
+		caller->preferred = next_rr(rt);
+	return caller->preferred;
+}
+
+unsigned sb_place_urgent(struct sb_rt *rt, struct sb_thread *caller)
+{
+	/* the preferred worker is likely busy, so the scan starts after it (memo 000) */
+	unsigned base = (sb_place_default(rt, caller) + 1) % rt->n;
+	for (unsigned k = 0; k < rt->n; k++) {
+		unsigned i = (base + k) % rt->n;
+		if (sb_worker_suspended(rt, i))
+			return i;
+	}
+	return base;
+}
+
+bool sb_worker_suspended(const struct sb_rt *rt, unsigned i)
+{
+	/* relaxed: a snapshot, used as a hint */
+	return atomic_load_explicit(&rt->w[i].state, memory_order_relaxed) == SB_W_SUSPENDED;
+}
+
+unsigned sb_nsuspended(const struct sb_rt *rt)
+{
+	return atomic_load_explicit(&((struct sb_rt *)rt)->nsuspended, memory_order_relaxed);
+}
+
+unsigned sb_worker_distance(const struct sb_rt *rt, unsigned a, unsigned b)
+{
+	return rt->dist ? rt->dist[a * rt->n + b] : (a != b);
+}
+
+uint64_t sb_rand(void)
+{
+	struct sb_thread *tc = sb_self;
+	static _Atomic uint64_t shared = 0x9e3779b97f4a7c15ull;
+	if (!tc)
+		return atomic_fetch_add_explicit(&shared, 0x9e3779b97f4a7c15ull, memory_order_relaxed);
+	/* xorshift64*: per thread, no sharing */
+	uint64_t x = tc->rng;
+	x ^= x >> 12;
+	x ^= x << 25;
+	x ^= x >> 27;
+	tc->rng = x;
+	return x * 0x2545f4914f6cdd1dull;
+}
+
+/* ---- wake-ups ---- */
+
+static void wake(struct sb_rt *rt, struct sb_worker *w)
+{
+	/* relaxed: the exchange elects one waker; the task itself is published by its queue */
+	if (atomic_exchange_explicit(&w->state, SB_W_ACTIVE, memory_order_relaxed) == SB_W_SUSPENDED) {
+		sb_futex_wake(&w->state, 1);
+		if (sb_self)
+			sb_count(sb_self, SB_C_WAKES_SENT, 1);
+	}
+	(void)rt;
+}
+
+void sb_wake_worker(struct sb_rt *rt, unsigned i)
+{
+	if (rt->cfg.busy_worker)
+		return;
+	/* (P): pairs with (W) in suspend(); see the file comment */
+	atomic_thread_fence(memory_order_seq_cst);
+	struct sb_worker *w = &rt->w[i];
+	if (atomic_load_explicit(&w->state, memory_order_relaxed) == SB_W_SUSPENDED)
+		wake(rt, w);
+}
+
+void sb_wake_any(struct sb_rt *rt)
+{
+	if (rt->cfg.busy_worker)
+		return;
+	/* (P): pairs with (W) in suspend() through nsuspended */
+	atomic_thread_fence(memory_order_seq_cst);
+	if (!atomic_load_explicit(&rt->nsuspended, memory_order_relaxed))
+		return;
+	unsigned start = atomic_fetch_add_explicit(&rt->wake_rr, 1, memory_order_relaxed);
+	for (unsigned k = 0; k < rt->n; k++) {
+		struct sb_worker *w = &rt->w[(start + k) % rt->n];
+		if (atomic_load_explicit(&w->state, memory_order_relaxed) == SB_W_SUSPENDED &&
+		    atomic_exchange_explicit(&w->state, SB_W_ACTIVE, memory_order_relaxed) == SB_W_SUSPENDED) {
+			sb_futex_wake(&w->state, 1);
+			if (sb_self)
+				sb_count(sb_self, SB_C_WAKES_SENT, 1);
+			return;
+		}
+	}
+}
+
+static void wake_all(struct sb_rt *rt)
+{
+	for (unsigned i = 0; i < rt->n; i++) {
+		atomic_store_explicit(&rt->w[i].state, SB_W_ACTIVE, memory_order_relaxed);
+		sb_futex_wake(&rt->w[i].state, 1);
+	}
+}
+
+/* ---- thread contexts ---- */
+
+void sb_thread_init(struct sb_rt *rt, struct sb_thread *tc, enum sb_thread_kind kind, int worker)
+{
+	memset(tc, 0, sizeof *tc);
+	tc->rt = rt;
+	tc->kind = kind;
+	tc->worker = worker;
+	tc->preferred = worker >= 0 ? (unsigned)worker : UINT32_MAX;
+	tc->attached = true;
+}
+
+void sb_thread_register(struct sb_rt *rt, struct sb_thread *tc)
+{
+	pthread_mutex_lock(&rt->threads_lock);
+	tc->id = rt->nthreads++;
+	tc->next_all = rt->threads;
+	rt->threads = tc;
+	pthread_mutex_unlock(&rt->threads_lock);
+	tc->rng = (rt->chaos_seed ? rt->chaos_seed : 0x853c49e6748fea9bull) ^ ((uint64_t)(tc->id + 1) * 0x9e3779b97f4a7c15ull);
+	if (!tc->rng)
+		tc->rng = 1;
+}
+
+struct sb_thread *sb_thread_attach(struct sb_rt *rt)
+{
+	if (sb_self) {
+		if (sb_self->rt != rt) {
+			fprintf(stderr, "%s:%d: thread is already attached to another runtime\n", __FILE__, __LINE__);
+			abort();
+		}
+		return sb_self;
+	}
+	struct sb_thread *tc = aligned_alloc(SB_CACHELINE, (sizeof *tc + SB_CACHELINE - 1) / SB_CACHELINE * SB_CACHELINE);
+	if (!tc) {
+		fprintf(stderr, "%s:%d: out of memory attaching a thread\n", __FILE__, __LINE__);
+		abort();
+	}
+	sb_thread_init(rt, tc, SB_THREAD_REQUEST, -1);
+	sb_thread_register(rt, tc);
+	urcu_memb_register_thread();
+	sb_self = tc;
+	return tc;
+}
+
+void sb_thread_detach(void)
+{
+	struct sb_thread *tc = sb_self;
+	if (!tc)
+		return;
+	/* whatever is left in our serial queue runs now (or is dropped, after a CANCEL stop) */
+	sb_drain_serial(tc, SIZE_MAX);
+	sb_tok_flush(tc);
+	sb_thread_cache_release(tc);
+	urcu_memb_unregister_thread();
+	tc->attached = false;
+	sb_self = NULL;
+}
+
+/* ---- the worker loop ---- */
+
+static void mark_busy(struct sb_worker *w)
+{
+	struct sb_thread *tc = &w->tc;
+	if (tc->busy)
+		return;
+	uint64_t now = sb_now_ns();
+	sb_count(tc, SB_C_IDLE_NS, now - tc->since);
+	tc->since = now;
+	tc->busy = true;
+	/* relaxed: the watchdog's hint */
+	atomic_store_explicit(&w->idle, 0, memory_order_relaxed);
+}
+
+static void mark_idle(struct sb_worker *w)
+{
+	struct sb_thread *tc = &w->tc;
+	if (!tc->busy)
+		return;
+	uint64_t now = sb_now_ns();
+	sb_count(tc, SB_C_BUSY_NS, now - tc->since);
+	tc->since = now;
+	tc->busy = false;
+	atomic_store_explicit(&w->idle, 1, memory_order_relaxed);
+}
+
+static SB_COLD void became_busy(struct sb_worker *w, bool *after_suspend)
+{
+	mark_busy(w);
+	if (*after_suspend) {
+		sb_count(&w->tc, SB_C_WAKEUP_RUN, 1);
+		*after_suspend = false;
+	}
+}
+
+static inline void run_here(struct sb_worker *w, struct sb_task *t, bool stolen, bool *after_suspend)
+{
+	if (__builtin_expect(!w->tc.busy || *after_suspend, 0))
+		became_busy(w, after_suspend);
+	sb_run(&w->tc, t, stolen);
+}
+
+static inline struct sb_task *local(struct sb_worker *w)
+{
+	struct sb_task *t = sb_list_pop(&w->tc.serial);
+	return t ? t : sb_policy_pop(w->rt, w->idx);
+}
+
+/* The rest of jogasaki's process_next after a local miss: stealing_wait x thread_count more
+ * local tries, then one steal sweep. */
+static SB_COLD struct sb_task *find_more(struct sb_worker *w, bool *stolen)
+{
+	struct sb_rt *rt = w->rt;
+	struct sb_task *t;
+	if (!sb_policy_can_steal(rt))
+		return NULL;
+	int64_t tries = rt->cfg.stealing_wait * (int64_t)rt->n;
+	for (int64_t i = 0; i < tries; i++) {
+		if ((t = local(w)))
+			return t;
+		sb_cpu_relax();
+	}
+	sb_count(&w->tc, SB_C_STEAL_SWEEP, 1);
+	t = sb_policy_steal(rt, w->idx);
+	*stolen = t != NULL;
+	return t;
+}
+
+static void polling_wait(const struct sb_config *c)
+{
+	if (c->task_polling_wait == 1) {
+		sched_yield();
+	} else if (c->task_polling_wait >= 2) {
+		struct timespec ts = { .tv_sec = 0, .tv_nsec = (c->task_polling_wait - 2) * 1000 };
+		while (ts.tv_nsec >= 1000000000) {
+			ts.tv_sec++;
+			ts.tv_nsec -= 1000000000;
+		}
+		nanosleep(&ts, NULL);
+	}
+}
+
+static void trace_instant(struct sb_thread *tc, enum sb_trace_kind kind, uint64_t ts, uint64_t dur)
+{
+	struct sb_rec *rec = &tc->rec;
+	if (rec->nev == rec->capev) {
+		size_t cap = rec->capev ? rec->capev * 2 : 4096;
+		struct sb_tev *ev = cap <= ((size_t)1 << 24) ? realloc(rec->ev, cap * sizeof *ev) : NULL;
+		if (!ev) {
+			rec->ev_dropped++;
+			return;
+		}
+		rec->ev = ev;
+		rec->capev = cap;
+	}
+	rec->ev[rec->nev++] = (struct sb_tev){ .ts = ts, .dur = dur, .kind = (uint8_t)kind };
+}
+
+/* Suspend until woken or `us` passes. Returns a task found by the re-check, if any. */
+static struct sb_task *suspend(struct sb_worker *w, uint64_t us, bool *after_suspend)
+{
+	struct sb_rt *rt = w->rt;
+	struct sb_thread *tc = &w->tc;
+	atomic_fetch_add_explicit(&rt->nsuspended, 1, memory_order_relaxed);
+	atomic_store_explicit(&w->state, SB_W_SUSPENDED, memory_order_relaxed);
+	/* (W): pairs with (P) in sb_wake_worker / sb_wake_any; see the file comment */
+	atomic_thread_fence(memory_order_seq_cst);
+	struct sb_task *t = sb_policy_pop(rt, w->idx);
+	bool woken = false;
+	if (!t && !atomic_load_explicit(&rt->stopping, memory_order_relaxed)) {
+		sb_count(tc, SB_C_SUSPEND, 1);
+		uint64_t t0 = sb_now_ns();
+		sb_futex_wait(&w->state, SB_W_SUSPENDED, us * 1000);
+		uint64_t t1 = sb_now_ns();
+		sb_count(tc, SB_C_SUSPEND_NS, t1 - t0);
+		if (rt->cfg.trace)
+			trace_instant(tc, SB_EV_SUSPEND, t0, t1 - t0);
+		*after_suspend = true;
+		woken = true;
+	}
+	/* relaxed: ACTIVE here means a waker got there first */
+	uint32_t prev = atomic_exchange_explicit(&w->state, SB_W_ACTIVE, memory_order_relaxed);
+	atomic_fetch_sub_explicit(&rt->nsuspended, 1, memory_order_relaxed);
+	if (woken && prev == SB_W_ACTIVE) {
+		sb_count(tc, SB_C_WOKEN, 1);
+		if (rt->cfg.trace)
+			trace_instant(tc, SB_EV_WAKE, sb_now_ns(), 0);
+	}
+	return t;
+}
+
+static void *worker_main(void *arg)
+{
+	struct sb_worker *w = arg;
+	struct sb_rt *rt = w->rt;
+	struct sb_thread *tc = &w->tc;
+	sb_self = tc;
+	urcu_memb_register_thread();
+	if (rt->cfg.core_affinity && w->core >= 0) {
+		hwloc_obj_t pu = hwloc_get_obj_by_type(rt->topo, HWLOC_OBJ_PU, (unsigned)w->core);
+		if (pu)
+			hwloc_set_cpubind(rt->topo, pu->cpuset, HWLOC_CPUBIND_THREAD);
+	}
+	tc->since = sb_now_ns();
+	tc->busy = false;
+	bool after_suspend = false;
+	int64_t empty = 0;
+	for (;;) {
+		/* the hot path: local work back to back */
+		struct sb_task *t = local(w);
+		if (__builtin_expect(t != NULL, 1)) {
+			run_here(w, t, false, &after_suspend);
+			empty = 0;
+			continue;
+		}
+		/* relaxed: a plain flag, looked at only when out of local work; a stop comes after
+		 * every job has finished, so a worker always runs out of work before it */
+		if (atomic_load_explicit(&rt->stopping, memory_order_relaxed))
+			break;
+		bool stolen = false;
+		if ((t = find_more(w, &stolen))) {
+			run_here(w, t, stolen, &after_suspend);
+			empty = 0;
+			continue;
+		}
+		/* nothing here: let go of cached job tokens so finished jobs can complete */
+		sb_tok_flush(tc);
+		mark_idle(w);
+		struct sb_idle io = { .wake = -1 };
+		t = sb_policy_idle(rt, w->idx, &io);
+		if (io.wake >= 0 && (unsigned)io.wake < rt->n && (unsigned)io.wake != w->idx)
+			sb_wake_worker(rt, (unsigned)io.wake);
+		if (t) {
+			run_here(w, t, false, &after_suspend);
+			empty = 0;
+			continue;
+		}
+		polling_wait(&rt->cfg);
+		sb_cpu_relax();
+		if (rt->cfg.busy_worker || io.stay_awake)
+			continue;
+		if (++empty > rt->cfg.worker_try_count) {
+			empty = 0;
+			uint64_t us = (uint64_t)rt->cfg.worker_suspend_timeout;
+			if (io.max_suspend_us && io.max_suspend_us < us)
+				us = io.max_suspend_us;
+			if ((t = suspend(w, us, &after_suspend)))
+				run_here(w, t, false, &after_suspend);
+		}
+	}
+	sb_tok_flush(tc);
+	mark_idle(w);
+	urcu_memb_unregister_thread();
+	sb_self = NULL;
+	return NULL;
+}
+
+/* ---- topology ---- */
+
+static int topology_init(struct sb_rt *rt, char *err, size_t errlen)
+{
+	hwloc_topology_t topo;
+	if (hwloc_topology_init(&topo) != 0) {
+		snprintf(err, errlen, "hwloc: cannot initialise the topology");
+		return -1;
+	}
+	if (rt->cfg.topology && *rt->cfg.topology) {
+		if (hwloc_topology_set_synthetic(topo, rt->cfg.topology) != 0) {
+			hwloc_topology_destroy(topo);
+			snprintf(err, errlen, "parameter 'topology': '%s' is not a valid hwloc synthetic topology "
+				 "(example: \"package:2 core:2 pu:1\")", rt->cfg.topology);
+			return -1;
+		}
+	}
+	if (hwloc_topology_load(topo) != 0) {
+		hwloc_topology_destroy(topo);
+		snprintf(err, errlen, "hwloc: cannot load the topology");
+		return -1;
+	}
+	rt->topo = topo;
+	int npu = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_PU);
+	if (npu <= 0)
+		npu = 1;
+	rt->dist = calloc((size_t)rt->n * rt->n, sizeof *rt->dist);
+	if (!rt->dist) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	for (unsigned i = 0; i < rt->n; i++)
+		rt->w[i].core = (int)(((unsigned)rt->cfg.initial_core + i) % (unsigned)npu);
+	for (unsigned a = 0; a < rt->n; a++) {
+		for (unsigned b = 0; b < rt->n; b++) {
+			hwloc_obj_t pa = hwloc_get_obj_by_type(topo, HWLOC_OBJ_PU, (unsigned)rt->w[a].core);
+			hwloc_obj_t pb = hwloc_get_obj_by_type(topo, HWLOC_OBJ_PU, (unsigned)rt->w[b].core);
+			unsigned d = a != b;
+			if (pa && pb) {
+				hwloc_obj_t anc = hwloc_get_common_ancestor_obj(topo, pa, pb);
+				d = (unsigned)(pa->depth - anc->depth) + (a != b);
+			}
+			rt->dist[a * rt->n + b] = d;
+		}
+	}
+	return 0;
+}
+
+/* ---- lifecycle ---- */
+
+void sb_config_default(struct sb_config *cfg);
+
+static void rt_free(struct sb_rt *rt)
+{
+	if (rt->pstate)
+		sb_policy_destroy(rt);
+	sb_txn_map_fini(rt);
+	struct sb_thread *tc = rt->threads;
+	while (tc) {
+		struct sb_thread *next = tc->next_all;
+		sb_rec_free(&tc->rec);
+		if (tc->worker < 0)
+			free(tc);
+		tc = next;
+	}
+	sb_slabs_free(rt);
+	free(rt->w);
+	free(rt->dist);
+	free(rt->pparams);
+	if (rt->topo)
+		hwloc_topology_destroy(rt->topo);
+	pthread_mutex_destroy(&rt->threads_lock);
+	pthread_mutex_destroy(&rt->depot_lock);
+	free(rt);
+}
+
+static void join_workers(struct sb_rt *rt)
+{
+	atomic_store_explicit(&rt->stopping, true, memory_order_relaxed);
+	wake_all(rt);
+	for (unsigned i = 0; i < rt->n; i++)
+		if (rt->w[i].started)
+			pthread_join(rt->w[i].thread, NULL);
+}
+
+struct sb_rt *sb_rt_create(const struct sb_config *cfg, const struct sb_policy_ops *policy,
+			   const void *pparams, char *err, size_t errlen)
+{
+	if (cfg->thread_count < 1 || cfg->thread_count > 1024) {
+		snprintf(err, errlen, "parameter 'thread_count': %lld is out of range; valid range is 1..1024",
+			 (long long)cfg->thread_count);
+		return NULL;
+	}
+	sb_clock_calibrate();
+	struct sb_rt *rt = calloc(1, sizeof *rt);
+	if (!rt) {
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	rt->cfg = *cfg;
+	rt->ops = policy;
+	rt->n = (unsigned)cfg->thread_count;
+	rt->chaos_seed = (uint64_t)cfg->chaos;
+	atomic_init(&rt->slow, (cfg->check ? SB_SLOW_CHECK : 0) | (cfg->trace ? SB_SLOW_TRACE : 0) |
+				       (cfg->preempt_threshold || cfg->stall_limit ? SB_SLOW_MONITOR : 0) |
+				       (cfg->chaos ? SB_SLOW_CHAOS : 0));
+	pthread_mutex_init(&rt->threads_lock, NULL);
+	pthread_mutex_init(&rt->depot_lock, NULL);
+	atomic_init(&rt->win_start, 0);
+	atomic_init(&rt->win_end, UINT64_MAX);
+	atomic_init(&rt->job_rows_cap, (uint64_t)1 << 22);
+	sb_mpsc_init(&rt->cond_q);
+
+	size_t wsz = ((size_t)rt->n * sizeof(struct sb_worker) + SB_CACHELINE - 1) / SB_CACHELINE * SB_CACHELINE;
+	rt->w = aligned_alloc(SB_CACHELINE, wsz);
+	if (!rt->w) {
+		snprintf(err, errlen, "out of memory");
+		free(rt);
+		return NULL;
+	}
+	memset(rt->w, 0, wsz);
+	for (unsigned i = 0; i < rt->n; i++) {
+		struct sb_worker *w = &rt->w[i];
+		w->rt = rt;
+		w->idx = i;
+		w->core = -1;
+		atomic_init(&w->state, SB_W_ACTIVE);
+		sb_thread_init(rt, &w->tc, SB_THREAD_WORKER, (int)i);
+		sb_thread_register(rt, &w->tc);
+	}
+	if (topology_init(rt, err, errlen) != 0 || sb_txn_map_init(rt) != 0) {
+		if (!*err)
+			snprintf(err, errlen, "cannot create the transaction map");
+		rt_free(rt);
+		return NULL;
+	}
+	if (sb_policy_create(rt, pparams, err, errlen) != 0) {
+		rt_free(rt);
+		return NULL;
+	}
+	for (unsigned i = 0; i < rt->n; i++) {
+		int e = pthread_create(&rt->w[i].thread, NULL, worker_main, &rt->w[i]);
+		if (e) {
+			snprintf(err, errlen, "cannot create worker thread %u of %u: %s", i, rt->n, strerror(e));
+			join_workers(rt);
+			rt_free(rt);
+			return NULL;
+		}
+		rt->w[i].started = true;
+	}
+	if (sb_watcher_start(rt, err, errlen) != 0 || sb_monitor_start(rt, err, errlen) != 0) {
+		join_workers(rt);
+		sb_watcher_stop(rt);
+		sb_monitor_stop(rt);
+		rt_free(rt);
+		return NULL;
+	}
+	return rt;
+}
+
+void sb_rt_stop(struct sb_rt *rt, enum sb_stop_mode mode)
+{
+	if (rt->stopped)
+		return;
+	struct sb_thread *tc = sb_self;
+	if (tc && (tc->worker >= 0 || tc->kind == SB_THREAD_WATCHER)) {
+		fprintf(stderr, "%s:%d: sb_rt_stop called from a task\n", __FILE__, __LINE__);
+		abort();
+	}
+	if (mode == SB_STOP_CANCEL) {
+		/* relaxed: sb_run polls it; dropping a little late is harmless */
+		atomic_fetch_or_explicit(&rt->slow, SB_SLOW_CANCEL, memory_order_relaxed);
+		wake_all(rt);
+	}
+	for (;;) {
+		if (tc && tc->serial.len) {
+			sb_drain_serial(tc, SIZE_MAX);
+			continue;
+		}
+		if (tc)
+			sb_tok_flush(tc);
+		uint32_t seq = atomic_load_explicit(&rt->live_seq, memory_order_acquire);
+		/* acquire: pairs with the release decrement in teardown_now */
+		if (atomic_load_explicit(&rt->live_jobs, memory_order_acquire) <= 0)
+			break;
+		if (atomic_load_explicit(&rt->failed, memory_order_relaxed))
+			break; /* a failed run may never drain; the failure is the result */
+		sb_futex_wait(&rt->live_seq, seq, 50 * 1000 * 1000);
+	}
+	join_workers(rt);
+	sb_watcher_stop(rt);
+	sb_monitor_stop(rt);
+	rt->stopped = true;
+}
+
+void sb_rt_destroy(struct sb_rt *rt)
+{
+	if (!rt)
+		return;
+	sb_rt_stop(rt, SB_STOP_DRAIN);
+	rt_free(rt);
+}

@@ -1,0 +1,67 @@
+/*
+ * example.c - `fifo`, the smallest complete policy, and the README's example of adding one.
+ *
+ * Algorithm: one global lock-free FIFO (sb_mpmc) that every thread pushes to and every worker
+ * pops from; no stealing, no stickiness, conditional tasks to the watcher. Useful as the
+ * baseline every other policy should beat. Invariant: FIFO in claim order.
+ * Limit: a full queue makes the submitter run the task itself (SB_TO_CALLER).
+ */
+#include <stdlib.h>
+
+#include "../core/policy.h"
+#include "../core/queue.h"
+
+struct fifo {
+	struct sb_mpmc q;
+};
+
+static int fifo_create(struct sb_rt *rt, const void *params, void **state, char *err, size_t errlen)
+{
+	(void)rt;
+	(void)params;
+	struct fifo *f = malloc(sizeof *f);
+	if (!f || sb_mpmc_init(&f->q, 16)) {
+		free(f);
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	*state = f;
+	return 0;
+}
+
+static void fifo_destroy(void *st)
+{
+	struct fifo *f = st;
+	sb_mpmc_fini(&f->q);
+	free(f);
+}
+
+static int fifo_submit(void *st, struct sb_thread *caller, struct sb_task *t)
+{
+	(void)caller;
+	if (t->flags & SB_TF_COND)
+		return SB_TO_WATCHER;
+	return sb_mpmc_push(&((struct fifo *)st)->q, t) ? SB_TO_ANY : SB_TO_CALLER;
+}
+
+static struct sb_task *fifo_pop(void *st, unsigned self)
+{
+	(void)self;
+	return sb_mpmc_pop(&((struct fifo *)st)->q);
+}
+
+static size_t fifo_queued(void *st, int w)
+{
+	return w < 0 ? sb_mpmc_len(&((struct fifo *)st)->q) : 0;
+}
+
+const struct sb_policy_ops fifo_ops = {
+	.create = fifo_create,
+	.destroy = fifo_destroy,
+	.submit = fifo_submit,
+	.pop = fifo_pop,
+	.queued = fifo_queued,
+	.name = "fifo",
+	.description = "baseline: one global lock-free FIFO, no stealing (the minimal example policy)",
+	.version = 1,
+};

@@ -1,0 +1,37 @@
+/*
+ * registry.c - the list of policies. Adding a policy: its file, and one line here.
+ */
+#include "registry.h"
+
+#include <stdio.h>
+#include <string.h>
+
+extern const struct sb_policy_ops serial_ops, stealing_ops, hybrid_ops, fifo_ops;
+
+const struct sb_policy_ops *const sb_policies[] = {
+	&serial_ops,
+	&stealing_ops,
+	&hybrid_ops,
+	&fifo_ops,
+	NULL,
+};
+
+const struct sb_policy_ops *sb_policy_find(const char *name)
+{
+	for (const struct sb_policy_ops *const *p = sb_policies; *p; p++)
+		if (strcmp((*p)->name, name) == 0)
+			return *p;
+	return NULL;
+}
+
+void sb_policy_names(char *buf, size_t len)
+{
+	size_t used = 0;
+	buf[0] = 0;
+	for (const struct sb_policy_ops *const *p = sb_policies; *p && used + 1 < len; p++) {
+		int n = snprintf(buf + used, len - used, "%s%s", used ? ", " : "", (*p)->name);
+		if (n < 0)
+			break;
+		used += (size_t)n;
+	}
+}

@@ -1,0 +1,17 @@
+/*
+ * registry.h - every policy, by name.
+ */
+#ifndef SB_POLICIES_REGISTRY_H
+#define SB_POLICIES_REGISTRY_H
+
+#include "../core/policy.h"
+
+/* NULL-terminated, in the order `schedbed list` prints them. */
+extern const struct sb_policy_ops *const sb_policies[];
+
+/* The policy called `name`, or NULL. */
+const struct sb_policy_ops *sb_policy_find(const char *name);
+/* "serial, stealing, ..." for error messages. */
+void sb_policy_names(char *buf, size_t len);
+
+#endif

@@ -1,0 +1,467 @@
+/*
+ * stealing.c - jogasaki's stealing scheduler (memo 000), the default policy, and the base of
+ * the work-stealing family (stealing.h).
+ *
+ * Algorithm. Each worker has a main queue (its LTQ) and a sticky queue. A task goes to the
+ * submitting thread's preferred worker (a worker's own queue for its own spawns); a sticky task
+ * goes to its transaction's bound worker through the sticky word; a conditional task goes to
+ * the watcher. A worker checks main and sticky in the order given by
+ * dev_thousandths_ratio_check_local_first (100: main first one time in ten, sticky first
+ * otherwise); the core then tries stealing_wait x thread_count more times and calls ws_steal:
+ * one sweep over the other workers' main queues (never sticky), from the worker after the last
+ * successful victim; the stolen task runs at once.
+ *
+ * Queues. local_order=fifo (default) is jogasaki's tbb::concurrent_queue: one FIFO per worker
+ * that everyone pushes to and anyone may pop from, here a lock-free bounded ring (sb_mpmc).
+ * local_order=lifo adds a Chase-Lev deque for the worker's own spawns (newest first, thieves
+ * take the oldest), the usual work-first order of fork-join runtimes; the ring then holds what
+ * other threads submit and what comes back (yielded or resumed tasks), and is looked at first
+ * one pop in 32 so it cannot starve. The sticky queue is an unbounded MPSC queue only its owner
+ * pops. Unlike the tbb queue these know their approximate length, so placement can prefer the
+ * least-loaded worker (least_loaded=true), which memo 000 names as impossible in jogasaki.
+ *
+ * Options from memo 001's ideas: steal_half (take half the victim's main queue, as Go does;
+ * the extra tasks land in the thief's own queue), victim_order next|same|random|distance
+ * (distance = hwloc distance between the workers' cores, nearest first), conditional=ptl (the
+ * pending task list: a conditional task taken from the LTQ before its time is parked in the
+ * taker's PTL, scanned before the LTQ, and moved back to the LTQ after ptl_requeue failed
+ * checks so that stealing can move it).
+ *
+ * Invariants: a sticky task is only ever in the sticky queue of its transaction's bound
+ * worker; nothing is stolen from sticky queues or PTLs; every task is in exactly one queue.
+ * Limits: a full ring refuses the push and the submitting thread runs the task itself
+ * (SB_TO_CALLER), counted as an overflow; the sweep in jogasaki skips the last victim itself,
+ * this one visits it last.
+ */
+#include "stealing.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "../core/queue.h"
+
+static const char *const order_names[] = { "fifo", "lifo", NULL };
+static const char *const victim_names[] = { "next", "same", "random", "distance", NULL };
+static const char *const cond_names[] = { "watcher", "ptl", NULL };
+
+#define P struct ws_params
+const struct sb_param ws_param_table[] = {
+	SB_PARAM_INT(P, dev_thousandths_ratio_check_local_first, 100, 0, 1000,
+		     "thousandths of local checks that look at main before sticky"),
+	SB_PARAM_ENUM(P, local_order, WS_FIFO, order_names, "order a worker takes its own main queue in"),
+	SB_PARAM_BOOL(P, steal_half, 0, "a steal takes half the victim's main queue (Go), not one task"),
+	SB_PARAM_ENUM(P, victim_order, WS_VICTIM_NEXT, victim_names,
+		      "sweep start: after the last victim, the last victim, random, or nearest by hwloc distance"),
+	SB_PARAM_ENUM(P, conditional, WS_COND_WATCHER, cond_names,
+		      "conditional tasks through the watcher thread or per-worker pending task lists"),
+	SB_PARAM_INT(P, ptl_requeue, 64, 0, 1000000, "failed checks before a PTL task goes back to the LTQ; 0 never"),
+	SB_PARAM_BOOL(P, least_loaded, 0, "request threads submit to the worker with the fewest queued tasks"),
+	SB_PARAM_INT(P, queue_log2, 16, 4, 24, "log2 of each main queue's capacity"),
+	SB_PARAM_END,
+};
+#undef P
+
+/* Per worker. The queues are shared (see core/queue.h for who may do what); the block after
+ * them is written by the owner only and read by others through relaxed atomics. */
+struct ws_worker {
+	struct sb_mpmc ring;
+	struct sb_deque dq;
+	struct sb_mpsc sticky;
+	_Alignas(SB_CACHELINE) unsigned last_victim;
+	int64_t ratio_acc;
+	unsigned fair;
+	struct sb_list ptl;
+	struct sb_list stash;        /* stolen extras that did not fit the own queue */
+	_Atomic size_t stash_len;
+	unsigned *victims;           /* distance order, nearest first */
+	_Atomic uint64_t nr_ptl_requeue;
+	_Atomic uint64_t nr_steal_extra;
+};
+
+struct ws {
+	struct sb_rt *rt;
+	struct ws_params p;
+	unsigned n;
+	bool own_queue_first;   /* a worker's own spawns go to its own queue (preferred = self) */
+	struct ws_worker *w;
+	_Atomic uint64_t nr_overflow;
+};
+
+static void bump(_Atomic uint64_t *c)
+{
+	/* owner-only counter: relaxed load+store, read relaxed by ws_stats */
+	atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + 1, memory_order_relaxed);
+}
+
+struct sb_rt *ws_rt(struct ws *ws)
+{
+	return ws->rt;
+}
+
+/* Order victims nearest first by hwloc distance, ties by how far after `self` they come. */
+static void sort_by_distance(const struct sb_rt *rt, unsigned self, unsigned *v, unsigned k)
+{
+	for (unsigned i = 1; i < k; i++) {
+		unsigned x = v[i], j = i;
+		while (j > 0 && sb_worker_distance(rt, self, v[j - 1]) > sb_worker_distance(rt, self, x)) {
+			v[j] = v[j - 1];
+			j--;
+		}
+		v[j] = x;
+	}
+}
+
+int ws_create(struct sb_rt *rt, const struct ws_params *p, struct ws **out, char *err, size_t errlen)
+{
+	struct ws *ws = calloc(1, sizeof *ws);
+	if (!ws)
+		goto oom;
+	ws->rt = rt;
+	ws->p = *p;
+	ws->n = sb_nworkers(rt);
+	ws->own_queue_first = sb_rt_config(rt)->use_preferred_worker_for_current_thread;
+	size_t sz = (ws->n * sizeof *ws->w + SB_CACHELINE - 1) / SB_CACHELINE * SB_CACHELINE;
+	ws->w = aligned_alloc(SB_CACHELINE, sz);
+	if (!ws->w)
+		goto oom;
+	memset(ws->w, 0, sz);
+	for (unsigned i = 0; i < ws->n; i++) {
+		struct ws_worker *w = &ws->w[i];
+		if (sb_mpmc_init(&w->ring, (unsigned)p->queue_log2) || sb_deque_init(&w->dq, (unsigned)p->queue_log2))
+			goto oom;
+		sb_mpsc_init(&w->sticky);
+		w->last_victim = i;
+		w->victims = malloc(ws->n * sizeof *w->victims);
+		if (!w->victims)
+			goto oom;
+		unsigned k = 0;
+		for (unsigned v = 1; v < ws->n; v++)
+			w->victims[k++] = (i + v) % ws->n;
+		sort_by_distance(rt, i, w->victims, k);
+	}
+	*out = ws;
+	return 0;
+oom:
+	ws_destroy(ws);
+	snprintf(err, errlen, "out of memory creating the stealing queues");
+	return -1;
+}
+
+void ws_destroy(struct ws *ws)
+{
+	if (!ws)
+		return;
+	if (ws->w) {
+		for (unsigned i = 0; i < ws->n; i++) {
+			sb_mpmc_fini(&ws->w[i].ring);
+			sb_deque_fini(&ws->w[i].dq);
+			free(ws->w[i].victims);
+		}
+		free(ws->w);
+	}
+	free(ws);
+}
+
+/* ---- placement ---- */
+
+static unsigned least_loaded(struct ws *ws, unsigned pref)
+{
+	unsigned best = pref;
+	size_t best_len = ws_main_len(ws, pref);
+	for (unsigned k = 1; k < ws->n && best_len; k++) {
+		unsigned i = (pref + k) % ws->n;
+		size_t len = ws_main_len(ws, i);
+		if (len < best_len) {
+			best = i;
+			best_len = len;
+		}
+	}
+	return best;
+}
+
+static unsigned pick(struct ws *ws, struct sb_thread *caller, const struct sb_task *t)
+{
+	if (t->flags & SB_TF_URGENT)
+		return sb_place_urgent(ws->rt, caller);
+	unsigned w = sb_place_default(ws->rt, caller);
+	if (ws->p.least_loaded && sb_thread_worker(caller) < 0)
+		w = least_loaded(ws, w);
+	return w;
+}
+
+static inline int push_impl(struct ws *ws, unsigned w, struct sb_thread *caller, struct sb_task *t)
+{
+	struct ws_worker *q = &ws->w[w];
+	if (ws->p.local_order == WS_LIFO && sb_thread_worker(caller) == (int)w && !(t->flags & SB_TF_AGAIN) &&
+	    sb_deque_push(&q->dq, t))
+		return (int)w;
+	if (sb_mpmc_push(&q->ring, t))
+		return (int)w;
+	atomic_fetch_add_explicit(&ws->nr_overflow, 1, memory_order_relaxed);
+	return SB_TO_CALLER;
+}
+
+int ws_push(struct ws *ws, unsigned w, struct sb_thread *caller, struct sb_task *t)
+{
+	return push_impl(ws, w, caller, t);
+}
+
+static inline int submit_impl(struct ws *ws, struct sb_thread *caller, struct sb_task *t)
+{
+	int self = sb_thread_worker(caller);
+	/* the common case first: a plain task spawned on a worker stays on that worker */
+	if (self >= 0 && ws->own_queue_first &&
+	    !(t->flags & (SB_TF_STICKY | SB_TF_COND | SB_TF_URGENT | SB_TF_AGAIN))) {
+		struct ws_worker *q = &ws->w[self];
+		if (ws->p.local_order == WS_LIFO ? sb_deque_push(&q->dq, t) : sb_mpmc_push(&q->ring, t))
+			return self;
+	}
+	if ((t->flags & SB_TF_COND) && ws->p.conditional == WS_COND_WATCHER)
+		return SB_TO_WATCHER;
+	unsigned w = pick(ws, caller, t);
+	if ((t->flags & SB_TF_STICKY) && t->txn) {
+		w = sb_txn_bind(t, w);
+		sb_mpsc_push(&ws->w[w].sticky, t);
+		return (int)w;
+	}
+	return push_impl(ws, w, caller, t);
+}
+
+int ws_submit(struct ws *ws, struct sb_thread *caller, struct sb_task *t)
+{
+	return submit_impl(ws, caller, t);
+}
+
+/* ---- taking work ---- */
+
+static inline __attribute__((always_inline)) struct sb_task *main_pop(struct ws *ws, struct ws_worker *me)
+{
+	if (ws->p.local_order == WS_FIFO)
+		return sb_mpmc_pop(&me->ring);
+	struct sb_task *t;
+	if ((++me->fair & 31) == 0 && (t = sb_mpmc_pop(&me->ring)))
+		return t;
+	if ((t = sb_deque_pop(&me->dq)))
+		return t;
+	return sb_mpmc_pop(&me->ring);
+}
+
+static bool dropped(const struct sb_task *t)
+{
+	return atomic_load_explicit(&t->job->flags, memory_order_relaxed) & SB_JF_CANCELLED;
+}
+
+/* Memo 001's pending task list: scanned before the LTQ; a ready task (or one of a cancelled
+ * job, which the core will drop) is taken; after ptl_requeue failed checks a task goes back to
+ * the main queue where thieves can reach it. */
+static __attribute__((noinline, cold)) struct sb_task *ptl_scan(struct ws *ws, struct ws_worker *me)
+{
+	for (size_t k = me->ptl.len; k > 0; k--) {
+		struct sb_task *t = sb_list_pop(&me->ptl);
+		if (dropped(t) || sb_task_ready(t)) {
+			t->flags &= ~(uint32_t)SB_TF_COND;
+			return t;
+		}
+		if (ws->p.ptl_requeue && ++t->pint >= ws->p.ptl_requeue) {
+			t->pint = 0;
+			if (sb_mpmc_push(&me->ring, t)) {
+				bump(&me->nr_ptl_requeue);
+				continue;
+			}
+		}
+		sb_list_push(&me->ptl, t);
+	}
+	return NULL;
+}
+
+static __attribute__((noinline, cold)) struct sb_task *stash_pop(struct ws_worker *me)
+{
+	struct sb_task *t = sb_list_pop(&me->stash);
+	atomic_store_explicit(&me->stash_len, me->stash.len, memory_order_relaxed);
+	return t;
+}
+
+static inline struct sb_task *sticky_pop(struct ws_worker *me)
+{
+	/* the emptiness test is two loads; a pop of an empty MPSC queue is more */
+	return sb_mpsc_empty(&me->sticky) ? NULL : sb_mpsc_pop(&me->sticky);
+}
+
+static inline __attribute__((always_inline)) struct sb_task *pop_impl(struct ws *ws, unsigned self)
+{
+	struct ws_worker *me = &ws->w[self];
+	struct sb_task *t;
+	if (__builtin_expect(me->ptl.len | me->stash.len, 0)) {
+		if (me->ptl.len && (t = ptl_scan(ws, me)))
+			return t;
+		if (me->stash.len)
+			return stash_pop(me);
+	}
+	/* jogasaki's check order: accumulate thousandths; below one whole, sticky goes first */
+	me->ratio_acc += ws->p.dev_thousandths_ratio_check_local_first;
+	if (me->ratio_acc < 1000) {
+		if (!(t = sticky_pop(me)))
+			t = main_pop(ws, me);
+	} else {
+		me->ratio_acc -= 1000;
+		if (!(t = main_pop(ws, me)))
+			t = sticky_pop(me);
+	}
+	if (t && (t->flags & SB_TF_COND) && ws->p.conditional == WS_COND_PTL && !dropped(t)) {
+		if (!sb_task_ready(t)) {
+			t->pint = 0;
+			sb_list_push(&me->ptl, t);
+			return NULL;
+		}
+		t->flags &= ~(uint32_t)SB_TF_COND;
+	}
+	return t;
+}
+
+struct sb_task *ws_pop(struct ws *ws, unsigned self)
+{
+	return pop_impl(ws, self);
+}
+
+struct sb_task *ws_steal_from(struct ws *ws, unsigned self, unsigned victim)
+{
+	struct ws_worker *v = &ws->w[victim];
+	struct ws_worker *me = &ws->w[self];
+	if (!ws->p.steal_half) {
+		struct sb_task *t = NULL;
+		if (ws->p.local_order == WS_LIFO)
+			t = sb_deque_take(&v->dq);
+		return t ? t : sb_mpmc_pop(&v->ring);
+	}
+	/* Go's runqsteal: half of what the victim has, at least one, at most 64 at a time */
+	size_t len = ws_main_len(ws, victim);
+	unsigned want = (unsigned)((len + 1) / 2);
+	if (want > 64)
+		want = 64;
+	if (want == 0)
+		want = 1;
+	struct sb_task *got[64];
+	unsigned k = 0;
+	if (ws->p.local_order == WS_LIFO)
+		while (k < want && (got[k] = sb_deque_take(&v->dq)))
+			k++;
+	if (k < want)
+		k += sb_mpmc_pop_batch(&v->ring, got + k, want - k);
+	if (!k)
+		return NULL;
+	for (unsigned i = 1; i < k; i++) {
+		bump(&me->nr_steal_extra);
+		if (ws->p.local_order == WS_LIFO && sb_deque_push(&me->dq, got[i]))
+			continue;
+		if (sb_mpmc_push(&me->ring, got[i]))
+			continue;
+		sb_list_push(&me->stash, got[i]);
+		atomic_store_explicit(&me->stash_len, me->stash.len, memory_order_relaxed);
+	}
+	return got[0];
+}
+
+struct sb_task *ws_steal(struct ws *ws, unsigned self)
+{
+	struct ws_worker *me = &ws->w[self];
+	unsigned n = ws->n;
+	if (n < 2)
+		return NULL;
+	if (ws->p.victim_order == WS_VICTIM_DISTANCE) {
+		for (unsigned k = 0; k < n - 1; k++) {
+			struct sb_task *t = ws_steal_from(ws, self, me->victims[k]);
+			if (t) {
+				me->last_victim = me->victims[k];
+				return t;
+			}
+		}
+		return NULL;
+	}
+	unsigned start;
+	switch (ws->p.victim_order) {
+	case WS_VICTIM_SAME:
+		start = me->last_victim;
+		break;
+	case WS_VICTIM_RANDOM:
+		start = (unsigned)(sb_rand() % n);
+		break;
+	default:
+		start = me->last_victim + 1;
+		break;
+	}
+	for (unsigned k = 0; k < n; k++) {
+		unsigned v = (start + k) % n;
+		if (v == self)
+			continue;
+		struct sb_task *t = ws_steal_from(ws, self, v);
+		if (t) {
+			me->last_victim = v;
+			return t;
+		}
+	}
+	return NULL;
+}
+
+struct sb_task *ws_idle(struct ws *ws, unsigned self, struct sb_idle *out)
+{
+	if (ws->w[self].ptl.len)
+		out->max_suspend_us = (uint64_t)sb_rt_config(ws->rt)->watcher_interval;
+	return NULL;
+}
+
+size_t ws_main_len(struct ws *ws, unsigned w)
+{
+	return sb_mpmc_len(&ws->w[w].ring) + sb_deque_len(&ws->w[w].dq);
+}
+
+size_t ws_queued(struct ws *ws, int w)
+{
+	if (w < 0)
+		return 0;
+	struct ws_worker *q = &ws->w[w];
+	return ws_main_len(ws, (unsigned)w) + sb_mpsc_len(&q->sticky) +
+	       atomic_load_explicit(&q->stash_len, memory_order_relaxed);
+}
+
+void ws_stats(struct ws *ws, sb_stat_emit_fn emit, void *ctx)
+{
+	uint64_t requeue = 0, extra = 0;
+	for (unsigned i = 0; i < ws->n; i++) {
+		requeue += atomic_load_explicit(&ws->w[i].nr_ptl_requeue, memory_order_relaxed);
+		extra += atomic_load_explicit(&ws->w[i].nr_steal_extra, memory_order_relaxed);
+	}
+	emit(ctx, "queue_overflows", (double)atomic_load_explicit(&ws->nr_overflow, memory_order_relaxed));
+	emit(ctx, "ptl_requeues", (double)requeue);
+	emit(ctx, "steal_half_extra", (double)extra);
+}
+
+/* ---- the `stealing` policy: the component as it is ---- */
+
+static int stealing_create(struct sb_rt *rt, const void *params, void **state, char *err, size_t errlen)
+{
+	return ws_create(rt, params, (struct ws **)state, err, errlen);
+}
+
+static void stealing_destroy(void *st) { ws_destroy(st); }
+static int stealing_submit(void *st, struct sb_thread *c, struct sb_task *t) { return submit_impl(st, c, t); }
+static struct sb_task *stealing_pop(void *st, unsigned self) { return pop_impl(st, self); }
+static struct sb_task *stealing_steal(void *st, unsigned self) { return ws_steal(st, self); }
+static struct sb_task *stealing_idle(void *st, unsigned self, struct sb_idle *o) { return ws_idle(st, self, o); }
+static size_t stealing_queued(void *st, int w) { return ws_queued(st, w); }
+static void stealing_stats(void *st, sb_stat_emit_fn e, void *c) { ws_stats(st, e, c); }
+
+const struct sb_policy_ops stealing_ops = {
+	.create = stealing_create,
+	.destroy = stealing_destroy,
+	.submit = stealing_submit,
+	.pop = stealing_pop,
+	.steal = stealing_steal,
+	.idle = stealing_idle,
+	.queued = stealing_queued,
+	.stats = stealing_stats,
+	.name = "stealing",
+	.description = "jogasaki's default (memo 000): per-worker main+sticky queues, steal sweep after the last victim",
+	.version = 1,
+	.params = ws_param_table,
+	.params_size = sizeof(struct ws_params),
+};
