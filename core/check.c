@@ -85,10 +85,10 @@ void sb_check_sticky_enter(struct sb_thread *tc, struct sb_task *t)
 			(unsigned long long)sb_txn_id(t->txn), who(tc, w, sizeof w));
 }
 
-void sb_check_sticky_leave(struct sb_thread *tc, struct sb_task *t)
+void sb_check_sticky_leave(struct sb_thread *tc, struct sb_txn *x)
 {
 	(void)tc;
-	atomic_fetch_sub_explicit(&t->txn->running, 1, memory_order_acq_rel);
+	atomic_fetch_sub_explicit(&x->running, 1, memory_order_acq_rel);
 }
 
 void sb_check_doomed(struct sb_thread *tc, struct sb_task *t)

@@ -13,6 +13,7 @@
  * the policy's job_end, then SB_JF_DONE (release) and the wake-up of waiters, then the
  * runtime's reference is dropped. A waiter that sees DONE sees everything before it.
  */
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -55,6 +56,25 @@ void sb_job_put(struct sb_job *j)
 	sb_job_ref_put(j);
 }
 
+/* Run a job whose tasks all come to this thread's serial queue until it is done (the job was
+ * marked run_inline by the policy). On a worker this nests inside the running task, as
+ * jogasaki's hybrid scheduler does. */
+static void run_here(struct sb_thread *tc, struct sb_job *j)
+{
+	struct sb_task *outer = tc->current;
+	/* acquire: pairs with the release of SB_JF_DONE */
+	while (!(atomic_load_explicit(&j->flags, memory_order_acquire) & SB_JF_DONE)) {
+		if (atomic_load_explicit(&tc->rt->failed, memory_order_relaxed))
+			break;
+		if (!sb_drain_serial(tc, 64)) {
+			/* nothing runnable here: a conditional or parked task is outstanding */
+			sb_tok_flush(tc);
+			sched_yield();
+		}
+	}
+	tc->current = outer;
+}
+
 void sb_job_submit(struct sb_job *j, struct sb_task *root)
 {
 	struct sb_thread *tc = sb_tc();
@@ -74,6 +94,8 @@ void sb_job_submit(struct sb_job *j, struct sb_task *root)
 	sb_count(tc, SB_C_JOBS_SUBMITTED, 1);
 	sb_policy_job_start(tc, j);
 	sb_spawn(root);
+	if (j->run_inline)
+		run_here(tc, j);
 }
 
 static void record(struct sb_thread *tc, struct sb_job *j)

@@ -53,7 +53,10 @@ struct sb_policy_ops {
 	/*
 	 * A job's first schedule, on the submitting thread, before its root task is submitted.
 	 * The policy may decide per-job things here (hybrid picks serial or stealing; priority
-	 * registers the job's handle). NULL: nothing to decide.
+	 * registers the job's handle). Setting j->run_inline makes the submitting thread run the
+	 * job to completion inside sb_job_submit, draining its own serial queue (jogasaki's hybrid
+	 * runs a serial job within the schedule call); only sensible when every task of the job
+	 * goes SB_TO_CALLER. NULL: nothing to decide.
 	 */
 	void (*job_start)(void *state, struct sb_job *j, struct sb_thread *caller);
 	/*

@@ -213,7 +213,7 @@ void sb_fail(struct sb_rt *rt, const char *fmt, ...) __attribute__((format(print
 void sb_check_run_begin(struct sb_thread *tc, struct sb_task *t);
 void sb_check_run_end(struct sb_thread *tc, struct sb_task *t);
 void sb_check_sticky_enter(struct sb_thread *tc, struct sb_task *t);
-void sb_check_sticky_leave(struct sb_thread *tc, struct sb_task *t);
+void sb_check_sticky_leave(struct sb_thread *tc, struct sb_txn *x);
 void sb_check_doomed(struct sb_thread *tc, struct sb_task *t);
 
 /* policy.c: the only callers of rt->ops */

@@ -173,6 +173,8 @@ struct sb_job {
 	_Atomic uint32_t refs;
 	_Atomic uint32_t nr_teardown_runs; /* check mode: must end at exactly 1 */
 	bool holds_txn_lock;     /* hybrid serial job: the txn lock is released after teardown */
+	bool run_inline;         /* set by a policy's job_start: the submitting thread runs the job
+	                            to completion inside sb_job_submit */
 };
 
 /* ------------------------------------------------------------------------------------------ */

@@ -279,10 +279,14 @@ void sb_spawn(struct sb_task *t)
 void sb_task_resume(struct sb_task *t)
 {
 	struct sb_thread *tc = sb_tc();
-	if (tc->rt->cfg.check && atomic_load_explicit(&t->cstate, memory_order_relaxed) != 3)
-		sb_fail(tc->rt, "invariant 'resume only blocked tasks' violated: task %llu of job %llu "
-			"resumed by thread %u while not blocked", (unsigned long long)t->seq,
-			(unsigned long long)t->job->id, tc->id);
+	if (tc->rt->cfg.check) {
+		/* acq_rel: pairs with the CAS in finish(); 2 = its body is returning SB_BLOCKED */
+		uint32_t was = atomic_exchange_explicit(&t->cstate, 1, memory_order_acq_rel);
+		if (was != 2 && was != 3)
+			sb_fail(tc->rt, "invariant 'resume only blocked tasks' violated: task %llu of job %llu "
+				"resumed by thread %u while not blocked (state %u)", (unsigned long long)t->seq,
+				(unsigned long long)t->job->id, tc->id, was);
+	}
 	t->flags |= SB_TF_AGAIN;
 	sb_place(tc, t);
 }
@@ -310,8 +314,8 @@ bool sb_task_ready(struct sb_task *t)
 
 /* ---- execution ---- */
 
-static void trace_task(struct sb_thread *tc, struct sb_task *t, uint64_t t0, uint64_t t1, bool stolen,
-		       enum sb_result r)
+static void trace_task(struct sb_thread *tc, struct sb_job *j, uint32_t cls, uint64_t t0, uint64_t t1,
+		       bool stolen, enum sb_result r)
 {
 	struct sb_rec *rec = &tc->rec;
 	if (rec->nev == rec->capev) {
@@ -324,7 +328,7 @@ static void trace_task(struct sb_thread *tc, struct sb_task *t, uint64_t t0, uin
 		rec->ev = ev;
 		rec->capev = cap;
 	}
-	rec->ev[rec->nev++] = (struct sb_tev){ .ts = t0, .dur = t1 - t0, .job = t->job->id, .cls = t->cls,
+	rec->ev[rec->nev++] = (struct sb_tev){ .ts = t0, .dur = t1 - t0, .job = j->id, .cls = cls,
 					       .kind = SB_EV_TASK, .stolen = stolen, .result = (uint8_t)r };
 }
 
@@ -336,11 +340,11 @@ static SB_COLD void first_start(struct sb_job *j)
 						memory_order_relaxed);
 }
 
-/* What happens after a body returns anything but SB_DONE (or on the slow path). */
-static SB_COLD void finish(struct sb_thread *tc, struct sb_task *t, enum sb_result r)
+/* What happens after a body returns anything but SB_DONE (or on the slow path). `j` is passed in
+ * because after SB_BLOCKED the task may already be resumed elsewhere: it must not be touched. */
+static SB_COLD void finish(struct sb_thread *tc, struct sb_task *t, struct sb_job *j, enum sb_result r)
 {
 	struct sb_rt *rt = tc->rt;
-	struct sb_job *j = t->job;
 	switch (r) {
 	case SB_ERROR:
 		sb_count(tc, SB_C_ERROR, 1);
@@ -358,10 +362,15 @@ static SB_COLD void finish(struct sb_thread *tc, struct sb_task *t, enum sb_resu
 		sb_place(tc, t);
 		break;
 	case SB_BLOCKED:
-		/* parked with its token until sb_task_resume() */
+		/* parked with its token until sb_task_resume(), which may already have happened: the
+		 * body published the task before returning. Only the check state is touched, by CAS
+		 * (running -> parked), so a resume that came first (parked or running -> queued) wins. */
 		sb_count(tc, SB_C_BLOCKED, 1);
-		if (rt->cfg.check)
-			atomic_store_explicit(&t->cstate, 3, memory_order_relaxed);
+		if (rt->cfg.check) {
+			uint32_t running = 2;
+			atomic_compare_exchange_strong_explicit(&t->cstate, &running, 3, memory_order_acq_rel,
+								memory_order_relaxed);
+		}
 		break;
 	default:
 		sb_fail(rt, "task %llu of job %llu returned %d; valid results are SB_DONE, SB_YIELD, "
@@ -375,6 +384,8 @@ static SB_COLD void drop(struct sb_thread *tc, struct sb_task *t)
 {
 	struct sb_job *j = t->job;
 	sb_count(tc, SB_C_DROPPED, 1);
+	/* a stop in CANCEL mode drops tasks of jobs nobody cancelled: their callbacks must say so */
+	atomic_fetch_or_explicit(&j->flags, SB_JF_CANCELLED, memory_order_relaxed);
 	if (t->flags & SB_TF_BOUND)
 		sb_txn_unbind(t->txn);
 	if (tc->rt->cfg.check)
@@ -418,9 +429,15 @@ static SB_COLD void run_slow(struct sb_thread *tc, struct sb_task *t, bool stole
 	if (!atomic_load_explicit(&j->t_start, memory_order_relaxed))
 		first_start(j);
 
-	bool sticky = (t->flags & SB_TF_STICKY) && t->txn;
+	/* Everything needed after the body is read now: once a body returns SB_BLOCKED, another
+	 * thread may be running the task again. */
+	struct sb_txn *txn = t->txn;
+	bool sticky = (t->flags & SB_TF_STICKY) && txn;
+	bool bound = t->flags & SB_TF_BOUND;
+	t->flags &= ~(uint32_t)SB_TF_BOUND;
+	uint32_t cls = t->cls;
 	if (sticky) {
-		sb_txn_lock(tc, t->txn);
+		sb_txn_lock(tc, txn);
 		sb_count(tc, SB_C_STICKY, 1);
 		if (rt->cfg.check)
 			sb_check_sticky_enter(tc, t);
@@ -440,25 +457,25 @@ static SB_COLD void run_slow(struct sb_thread *tc, struct sb_task *t, bool stole
 		sb_count(tc, SB_C_STOLEN, 1);
 	SB_HOT_INC(tc, SB_C_RUN);
 
+	struct sb_task *outer = tc->current;
 	tc->current = t;
 	uint64_t t0 = rt->cfg.trace ? sb_now_ns() : 0;
 	enum sb_result r = t->fn(t);
 	if (rt->cfg.trace)
-		trace_task(tc, t, t0, sb_now_ns(), stolen, r);
-	tc->current = NULL;
+		trace_task(tc, j, cls, t0, sb_now_ns(), stolen, r);
+	tc->current = outer;
 
 	if (rt->cfg.check) {
 		if (sticky)
-			sb_check_sticky_leave(tc, t);
-		sb_check_run_end(tc, t);
+			sb_check_sticky_leave(tc, txn);
+		if (r != SB_BLOCKED)
+			sb_check_run_end(tc, t);
 	}
 	if (sticky)
-		sb_txn_unlock(t->txn);
-	if (t->flags & SB_TF_BOUND) {
-		sb_txn_unbind(t->txn);
-		t->flags &= ~(uint32_t)SB_TF_BOUND;
-	}
-	finish(tc, t, r);
+		sb_txn_unlock(txn);
+	if (bound)
+		sb_txn_unbind(txn);
+	finish(tc, t, j, r);
 }
 
 SB_HOT_INLINE void sb_run(struct sb_thread *tc, struct sb_task *t, bool stolen)
@@ -480,34 +497,40 @@ SB_HOT_INLINE void sb_run(struct sb_thread *tc, struct sb_task *t, bool stolen)
 	if (stolen)
 		sb_count(tc, SB_C_STOLEN, 1);
 	SB_HOT_INC(tc, SB_C_RUN);
+	struct sb_task *outer = tc->current; /* non-NULL only for a job run inline inside a task */
 	tc->current = t;
 	enum sb_result r = t->fn(t);
-	tc->current = NULL;
+	tc->current = outer;
 	if (__builtin_expect(r == SB_DONE, 1)) {
 		sb_task_free(tc, t);
 		tok_give(tc, j);
 		return;
 	}
-	finish(tc, t, r);
+	finish(tc, t, j, r);
 }
 
 size_t sb_drain_serial(struct sb_thread *tc, size_t max)
 {
-	size_t n = 0;
+	size_t n = 0, waiting = 0;
 	struct sb_task *t;
 	while (n < max && (t = sb_list_pop(&tc->serial))) {
 		n++;
 		if (__builtin_expect(!(t->flags & SB_TF_COND), 1)) {
 			sb_run(tc, t, false);
+			waiting = 0;
 			continue;
 		}
-		/* A not-ready conditional task goes back to the tail (memo 000, serial scheduler);
-		 * when it is all that is left, give the CPU away instead of spinning on it. */
+		/* A not-ready conditional task goes back to the tail (memo 000, serial scheduler).
+		 * When a whole round of the queue was nothing but those, stop and give the CPU away
+		 * instead of spinning on them; the caller comes back. */
 		uint64_t not_ready = atomic_load_explicit(&tc->cnt.v[SB_C_COND_FALSE], memory_order_relaxed);
 		sb_run(tc, t, false);
-		if (tc->serial.len == 1 &&
-		    atomic_load_explicit(&tc->cnt.v[SB_C_COND_FALSE], memory_order_relaxed) != not_ready)
+		if (atomic_load_explicit(&tc->cnt.v[SB_C_COND_FALSE], memory_order_relaxed) == not_ready) {
+			waiting = 0;
+		} else if (++waiting >= tc->serial.len) {
 			sched_yield();
+			break;
+		}
 	}
 	return n;
 }

@@ -13,8 +13,8 @@
  * Invariants: a job's mode is decided once and never changes; a serial job holds its
  * transaction's lock from job_start to the end of teardown, on the same thread (the lock is
  * recursive, so the job's own sticky tasks take it again there).
- * Limit: jogasaki runs a serial job inside the schedule call; here it runs when the submitting
- * thread waits for it, which the workloads do right away.
+ * Like jogasaki, a serial job runs to completion inside the schedule call (run_inline), on
+ * whatever thread submits it: a request thread, or a worker when a task submits a job.
  */
 #include <stdlib.h>
 
@@ -82,6 +82,9 @@ static void hybrid_job_start(void *st, struct sb_job *j, struct sb_thread *calle
 		}
 	}
 	atomic_fetch_add_explicit(mode == MODE_SERIAL ? &h->nr_serial : &h->nr_stealing, 1, memory_order_relaxed);
+	/* a serial job runs to completion inside the schedule call, holding the txn lock, as in
+	 * jogasaki; it never waits with the lock held for something else to happen */
+	j->run_inline = mode == MODE_SERIAL;
 	/* relaxed: written before the root task is submitted; every later reader got the task
 	 * through a queue's release/acquire, which orders this store before it */
 	atomic_store_explicit(&j->pword, mode, memory_order_relaxed);
