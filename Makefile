@@ -1,6 +1,6 @@
 # schedbed - one entry point. `make help` lists the targets.
 #
-# Builds go to build/<variant>/: `release` (-O2 -flto, what benchmarks use), `tsan` and `asan`
+# Builds go to $(B)/<variant>/ (B=build unless set): `release` (-O2 -flto, what benchmarks use), `tsan` and `asan`
 # (sanitizer builds of the stress binary). Every target that compiles or runs depends on
 # `deps`, which installs missing Debian packages, so `make bench` and `make test` work as the
 # first command on a fresh machine.
@@ -13,6 +13,7 @@ endif
 PYTHON := /usr/bin/python3
 export MPLBACKEND := Agg
 
+B ?= build
 POLICY ?= hybrid
 WORKLOAD ?= oltp
 THREADS ?=
@@ -20,7 +21,7 @@ ARGS ?=
 RUN ?=
 
 PKG_CFLAGS = $(shell pkg-config --cflags liburcu-cds liburcu-memb hwloc 2>/dev/null)
-PKG_LIBS = $(shell pkg-config --libs liburcu-cds liburcu-memb hwloc 2>/dev/null)
+PKG_LIBS = $(shell pkg-config --libs liburcu-cds liburcu-memb hwloc 2>/dev/null) -lm
 
 WARN := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wno-unused-parameter
 BASE_CFLAGS := -std=c11 -D_GNU_SOURCE -pthread -g $(WARN) $(PKG_CFLAGS)
@@ -33,18 +34,18 @@ HDRS := $(wildcard core/*.h policies/*.h workloads/*.h harness/*.h)
 
 .PHONY: all deps test unit stress bench clean help
 
-all: deps build/release/libschedbed.a
+all: deps $(B)/release/libschedbed.a
 
 deps:
 	@scripts/deps.sh
 
 # ---- variants ----
 define variant
-build/$(1)/%.o: %.c $(HDRS) | deps
+$(B)/$(1)/%.o: %.c $(HDRS) | deps
 	@mkdir -p $$(dir $$@)
 	$$(CC) $$(BASE_CFLAGS) $(2) -c $$< -o $$@
 
-build/$(1)/libschedbed.a: $$(patsubst %.c,build/$(1)/%.o,$$(LIB_SRC))
+$(B)/$(1)/libschedbed.a: $$(patsubst %.c,$(B)/$(1)/%.o,$$(LIB_SRC))
 	@rm -f $$@
 	gcc-ar rcs $$@ $$^
 endef
@@ -61,20 +62,20 @@ TEST_SRC := $(wildcard tests/*.c)
 
 # Test sources are compiled without LTO: Criterion registers tests in ELF sections that
 # link-time optimisation would discard as unused. The library is still linked with LTO.
-build/tests/%.o: tests/%.c tests/common.h $(HDRS) | deps
+$(B)/tests/%.o: tests/%.c tests/common.h $(HDRS) | deps
 	@mkdir -p $(dir $@)
 	$(CC) $(BASE_CFLAGS) -O2 -Wno-missing-field-initializers -c $< -o $@
 
-build/tests/schedbed-tests: $(patsubst tests/%.c,build/tests/%.o,$(TEST_SRC)) build/release/libschedbed.a
+$(B)/tests/schedbed-tests: $(patsubst tests/%.c,$(B)/tests/%.o,$(TEST_SRC)) $(B)/release/libschedbed.a
 	$(CC) $(BASE_CFLAGS) -O2 -flto=auto $^ $(PKG_LIBS) -lcriterion -o $@
 
 ## unit        the Criterion suite alone
-unit: deps build/tests/schedbed-tests
-	build/tests/schedbed-tests --jobs 2
+unit: deps $(B)/tests/schedbed-tests
+	$(B)/tests/schedbed-tests --jobs 2
 
 # ---- sanitizer stress (a plain binary: Criterion forks and ThreadSanitizer cannot follow) ----
 define stress_bin
-build/$(1)/stress: tests/stress/stress.c build/$(1)/libschedbed.a
+$(B)/$(1)/stress: tests/stress/stress.c $(B)/$(1)/libschedbed.a
 	$$(CC) $$(BASE_CFLAGS) $(2) $$^ $$(PKG_LIBS) -o $$@
 endef
 $(eval $(call stress_bin,tsan,-O1 -fsanitize=thread -fno-omit-frame-pointer -Wno-tsan))
@@ -86,15 +87,15 @@ export ASAN_OPTIONS := detect_leaks=1 abort_on_error=1
 export UBSAN_OPTIONS := print_stacktrace=1 halt_on_error=1
 
 ## stress      the stress binary under ThreadSanitizer and under AddressSanitizer+LeakSanitizer
-stress: deps build/tsan/stress build/asan/stress
-	build/tsan/stress $(STRESS_ARGS)
-	build/asan/stress $(STRESS_ARGS)
+stress: deps $(B)/tsan/stress $(B)/asan/stress
+	$(B)/tsan/stress $(STRESS_ARGS)
+	$(B)/asan/stress $(STRESS_ARGS)
 
 ## test        everything CI runs: the Criterion suite, then the sanitizer stress runs
 test: unit stress
 
 clean:
-	rm -rf build
+	rm -rf $(B)
 
 help:
 	@sed -n 's/^## //p' Makefile

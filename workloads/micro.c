@@ -1,0 +1,163 @@
+/*
+ * micro.c - microbenchmarks of the scheduler's own costs: how much a spawn, a hand-off, a
+ * fan-out from outside the pool and a yield cost under each policy.
+ *
+ * Patterns (one job each, closed loop per client):
+ *   chain       each task spawns the next: spawn + run per task, nothing else.
+ *   pingpong    the same chain with the suspended_worker hint (SB_TF_URGENT), which sends each
+ *               task to another worker: the cross-worker hand-off and wake-up path.
+ *   spawn_many  the request thread itself spawns `length` tasks into one job (holding the job
+ *               open while it does): submission from outside the pool.
+ *   yield_many  16 tasks that each return SB_YIELD length/16 times: the re-submission path.
+ * Each task spends work_ns of busy work. Classes are the pattern names.
+ */
+#include <stdlib.h>
+
+#include "common.h"
+
+enum { P_CHAIN, P_PINGPONG, P_SPAWN_MANY, P_YIELD_MANY };
+static const char *const patterns[] = { "chain", "pingpong", "spawn_many", "yield_many", NULL };
+
+struct micro_params {
+	int pattern;
+	int64_t length;
+	int64_t work_ns;
+	int64_t clients;
+};
+
+#define P struct micro_params
+static const struct sb_param micro_param_table[] = {
+	SB_PARAM_ENUM(P, pattern, P_CHAIN, patterns, "what each job does"),
+	SB_PARAM_INT(P, length, 10000, 1, 100000000, "tasks per job (yields per job for yield_many)"),
+	SB_PARAM_INT(P, work_ns, 0, 0, 1000000000, "busy work per task, ns"),
+	SB_PARAM_INT(P, clients, 1, 1, 1024, "request threads, each running jobs back to back"),
+	SB_PARAM_END,
+};
+#undef P
+
+struct micro {
+	struct micro_params p;
+	struct wl_clients cs;
+};
+
+static enum sb_result step(struct sb_task *t)
+{
+	struct micro *m = t->job->arg;
+	sb_work_ns((uint64_t)m->p.work_ns);
+	if (t->u[0] > 1) {
+		struct sb_task *n = wl_task(&m->cs, t->job, step, NULL);
+		n->u[0] = t->u[0] - 1;
+		n->flags = t->flags & SB_TF_URGENT;
+		sb_spawn(n);
+	}
+	return SB_DONE;
+}
+
+static enum sb_result leaf(struct sb_task *t)
+{
+	struct micro *m = t->job->arg;
+	sb_work_ns((uint64_t)m->p.work_ns);
+	return SB_DONE;
+}
+
+static enum sb_result yielder(struct sb_task *t)
+{
+	struct micro *m = t->job->arg;
+	sb_work_ns((uint64_t)m->p.work_ns);
+	if (t->u[0]) {
+		t->u[0]--;
+		return SB_YIELD;
+	}
+	return SB_DONE;
+}
+
+static enum sb_result yield_root(struct sb_task *t)
+{
+	struct micro *m = t->job->arg;
+	uint64_t each = (uint64_t)m->p.length / 16;
+	for (unsigned i = 0; i < 16; i++) {
+		struct sb_task *c = wl_task(&m->cs, t->job, yielder, NULL);
+		c->u[0] = each;
+		sb_spawn(c);
+	}
+	return SB_DONE;
+}
+
+static void job_done(struct sb_job *j)
+{
+	struct micro *m = j->arg;
+	wl_count_done(&m->cs, j);
+}
+
+static void client(struct wl_client *c)
+{
+	struct micro *m = c->set->user;
+	while (wl_client_more(c)) {
+		struct sb_job_desc d = { .cls = (unsigned)m->p.pattern, .work_level = SB_WL_INFINITY, .done = job_done,
+					 .arg = m };
+		struct sb_job *j = sb_job_create(c->set->env->rt, &d);
+		struct sb_task *root;
+		switch (m->p.pattern) {
+		case P_SPAWN_MANY:
+			/* the job stays open while this thread spawns into it from outside */
+			sb_job_hold(j);
+			root = wl_task(&m->cs, j, leaf, NULL);
+			wl_count_submit(&m->cs);
+			sb_job_submit(j, root);
+			for (int64_t i = 1; i < m->p.length; i++)
+				sb_spawn(wl_task(&m->cs, j, leaf, NULL));
+			sb_job_release(j);
+			break;
+		case P_YIELD_MANY:
+			root = wl_task(&m->cs, j, yield_root, NULL);
+			wl_count_submit(&m->cs);
+			sb_job_submit(j, root);
+			break;
+		default:
+			root = wl_task(&m->cs, j, step, NULL);
+			root->u[0] = (uint64_t)m->p.length;
+			if (m->p.pattern == P_PINGPONG)
+				root->flags |= SB_TF_URGENT;
+			wl_count_submit(&m->cs);
+			sb_job_submit(j, root);
+		}
+		sb_job_wait(j);
+		sb_job_put(j);
+	}
+}
+
+static int micro_start(const struct wl_env *env, const void *params, void **state, char *err, size_t errlen)
+{
+	struct micro *m = calloc(1, sizeof *m);
+	if (!m) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	m->p = *(const struct micro_params *)params;
+	*state = m;
+	return wl_clients_start(&m->cs, env, (unsigned)m->p.clients, client, m, err, errlen);
+}
+
+static bool micro_done(void *st) { return wl_clients_done(&((struct micro *)st)->cs); }
+static void micro_stop(void *st) { wl_clients_join(&((struct micro *)st)->cs); }
+static void micro_counts(void *st, struct wl_counts *o) { wl_clients_counts(&((struct micro *)st)->cs, o); }
+
+static void micro_destroy(void *st)
+{
+	struct micro *m = st;
+	wl_clients_free(&m->cs);
+	free(m);
+}
+
+const struct sb_workload micro_workload = {
+	.start = micro_start,
+	.done = micro_done,
+	.stop = micro_stop,
+	.counts = micro_counts,
+	.destroy = micro_destroy,
+	.name = "micro",
+	.description = "scheduler costs: spawn chains, cross-worker ping-pong, spawns from outside, yields",
+	.classes = patterns,
+	.params = micro_param_table,
+	.params_size = sizeof(struct micro_params),
+};

@@ -1,0 +1,66 @@
+/*
+ * workload.h - the workload interface: a generator of jobs that drives a runtime.
+ *
+ * A workload owns its client threads (request threads, attached with sb_thread_attach) and the
+ * jobs they submit; it never knows which policy runs them. The harness starts it, lets it run
+ * through warm-up and the measurement window, then raises *env->stop and calls stop(), which
+ * must return only when every job the workload submitted has finished (callback seen) and its
+ * threads are joined. Bounded runs (env->jobs > 0) split the job count across clients and report
+ * done() when all of them have completed.
+ *
+ * Determinism: each client draws from its own generator seeded from (env->seed, client index),
+ * so the same seed gives every client the same sequence of jobs whatever the policy.
+ *
+ * Accounting (the harness reconciles it against the core's counters): tasks_created counts
+ * every sb_task_new the workload made; jobs_submitted every sb_job_submit; jobs_done every
+ * completion callback. After stop() they must satisfy
+ *   jobs_done == jobs_submitted == teardowns counted by the core, and
+ *   tasks_created == tasks run - yields - blocks + tasks dropped, summed over all threads.
+ */
+#ifndef SB_WORKLOADS_WORKLOAD_H
+#define SB_WORKLOADS_WORKLOAD_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "../core/param.h"
+#include "../core/sb.h"
+
+struct wl_env {
+	struct sb_rt *rt;
+	uint64_t seed;
+	int64_t jobs;           /* total jobs for a bounded run, split over the clients; 0 = until stop */
+	_Atomic bool *stop;     /* raised by the harness at the end of the run */
+};
+
+struct wl_counts {
+	uint64_t jobs_submitted;
+	uint64_t jobs_done;     /* completion callbacks seen */
+	uint64_t jobs_failed;   /* of which with status error or cancelled */
+	uint64_t tasks_created;
+};
+
+struct sb_workload {
+	/* Create the state and start the client threads. Return 0, or -errno with one line in err. */
+	int (*start)(const struct wl_env *env, const void *params, void **state, char *err, size_t errlen);
+	/* Bounded runs: true once every client has finished its share and seen it complete. */
+	bool (*done)(void *state);
+	/* *env->stop is set: stop submitting, wait for every outstanding job, join the threads. */
+	void (*stop)(void *state);
+	/* Counters; exact after stop(), approximate (but monotonic) before. */
+	void (*counts)(void *state, struct wl_counts *out);
+	void (*destroy)(void *state);
+
+	const char *name;
+	const char *description;          /* one line, with the memo it models */
+	const char *const *classes;       /* job class names, NULL-terminated; a job's cls indexes it */
+	const struct sb_param *params;
+	size_t params_size;
+};
+
+extern const struct sb_workload *const sb_workloads[];
+const struct sb_workload *sb_workload_find(const char *name);
+void sb_workload_names(char *buf, size_t len);
+
+#endif
