@@ -46,7 +46,7 @@ static const char *who(const struct sb_thread *tc, char *buf, size_t len)
 	return buf;
 }
 
-void sb_check_run_begin(struct sb_thread *tc, struct sb_task *t)
+bool sb_check_run_begin(struct sb_thread *tc, struct sb_task *t)
 {
 	struct sb_rt *rt = tc->rt;
 	char w[48];
@@ -57,7 +57,7 @@ void sb_check_run_begin(struct sb_thread *tc, struct sb_task *t)
 		sb_fail(rt, "invariant 'each task runs exactly once' violated: task %llu of job %llu started on %s "
 			"in state %u (expected queued)", (unsigned long long)t->seq, (unsigned long long)t->job->id,
 			who(tc, w, sizeof w), expect);
-		return;
+		return false; /* not run: a second run would corrupt the job's accounting */
 	}
 	if (!(t->flags & SB_TF_TEARDOWN) && atomic_load_explicit(&t->job->count, memory_order_relaxed) <= 0)
 		sb_fail(rt, "invariant 'tasks run inside an open job' violated: task %llu of job %llu started on %s "
@@ -72,6 +72,7 @@ void sb_check_run_begin(struct sb_thread *tc, struct sb_task *t)
 				(unsigned long long)sb_txn_id(t->txn), who(tc, w, sizeof w),
 				(unsigned long long)(word & 0xffffffffu), (unsigned long long)(word >> 32));
 	}
+	return true;
 }
 
 void sb_check_sticky_enter(struct sb_thread *tc, struct sb_task *t)

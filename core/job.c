@@ -228,8 +228,8 @@ void sb_job_run_teardown_task(struct sb_thread *tc, struct sb_task *t)
 {
 	struct sb_job *j = t->job;
 	struct sb_rt *rt = tc->rt;
-	if (rt->cfg.check)
-		sb_check_run_begin(tc, t);
+	if (rt->cfg.check && !sb_check_run_begin(tc, t))
+		return;
 	/* our own cached tokens of this job must not keep it open */
 	sb_tok_flush(tc);
 	/* acquire: pairs with the acq_rel decrements, so the teardown sees the tasks' work */

@@ -46,10 +46,12 @@ static SB_COLD struct sb_task *check_returned(struct sb_rt *rt, struct sb_task *
 		return NULL;
 	}
 	uint32_t cs = atomic_load_explicit(&t->cstate, memory_order_relaxed);
-	if (cs != 1)
+	if (cs != 1) {
 		sb_fail(rt, "invariant 'each task runs exactly once' violated: policy %s returned task %llu of job "
 			"%llu from %s to worker %u in state %u (expected queued)", rt->ops->name,
 			(unsigned long long)t->seq, (unsigned long long)t->job->id, op, self, cs);
+		return NULL; /* running it would corrupt the job's accounting; the run has failed */
+	}
 	return t;
 }
 
@@ -92,9 +94,11 @@ SB_HOT_INLINE int sb_policy_submit(struct sb_thread *tc, struct sb_task *t)
 	chaos(rt);
 	int where = rt->ops->submit(rt->pstate, tc, t);
 	chaos(rt);
-	if (__builtin_expect(rt->cfg.check, 0) && where >= (int)rt->n)
+	if (__builtin_expect(where >= (int)rt->n, 0)) {
 		sb_fail(rt, "policy %s placed task %llu of job %llu on worker %d; valid workers are 0..%u",
 			rt->ops->name, (unsigned long long)t->seq, (unsigned long long)t->job->id, where, rt->n - 1);
+		return SB_TO_NOWAKE; /* the task is wherever the policy put it; there is no such worker to wake */
+	}
 	return where;
 }
 

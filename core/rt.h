@@ -210,7 +210,7 @@ void sb_monitor_stop(struct sb_rt *rt);
 
 /* check.c */
 void sb_fail(struct sb_rt *rt, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-void sb_check_run_begin(struct sb_thread *tc, struct sb_task *t);
+bool sb_check_run_begin(struct sb_thread *tc, struct sb_task *t);
 void sb_check_run_end(struct sb_thread *tc, struct sb_task *t);
 void sb_check_sticky_enter(struct sb_thread *tc, struct sb_task *t);
 void sb_check_sticky_leave(struct sb_thread *tc, struct sb_txn *x);

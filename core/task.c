@@ -406,8 +406,8 @@ static SB_COLD void run_slow(struct sb_thread *tc, struct sb_task *t, bool stole
 		return;
 	}
 	tok_bind(tc, j);
-	if (rt->cfg.check)
-		sb_check_run_begin(tc, t);
+	if (rt->cfg.check && !sb_check_run_begin(tc, t))
+		return;
 	/* acquire: pairs with the release in sb_job_cancel */
 	if ((atomic_load_explicit(&j->flags, memory_order_acquire) & SB_JF_CANCELLED) ||
 	    (atomic_load_explicit(&rt->slow, memory_order_relaxed) & SB_SLOW_CANCEL)) {
