@@ -266,7 +266,8 @@ void sb_job_cancel(struct sb_job *j);
 void sb_job_request_teardown(struct sb_job *j);
 
 /* A new task of job j from the calling thread's free list (no malloc, no lock on the usual
- * path). The task's txn is the job's. */
+ * path): fn, arg and job set, txn = the job's, u[] zeroed, no flags. A task made conditional
+ * with SB_TF_COND must also get its check. */
 struct sb_task *sb_task_new(struct sb_job *j, sb_task_fn fn, void *arg);
 /* Schedule a task: from a task of the same job (the usual case), another job, or a request
  * thread. The policy decides where it goes. */

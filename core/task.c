@@ -141,16 +141,14 @@ struct sb_task *sb_task_new(struct sb_job *j, sb_task_fn fn, void *arg)
 	tc->free = atomic_load_explicit(&n->next, memory_order_relaxed);
 	tc->nfree--;
 	struct sb_task *t = sb_task_of(n);
+	/* check, pint and t_ready are only read once a flag or a mode has set them */
 	t->fn = fn;
-	t->check = NULL;
 	t->arg = arg;
 	t->u[0] = t->u[1] = t->u[2] = 0;
 	t->job = j;
-	t->txn = j ? j->txn : NULL;
+	t->txn = j->txn;
 	t->flags = 0;
-	t->pint = 0;
-	t->cls = j ? j->cls : 0;
-	t->t_ready = 0;
+	t->cls = j->cls;
 	return t;
 }
 
@@ -303,7 +301,7 @@ bool sb_should_yield(void)
 bool sb_task_ready(struct sb_task *t)
 {
 	struct sb_thread *tc = sb_self;
-	bool ok = t->check ? t->check(t) : true;
+	bool ok = t->check(t);
 	if (tc) {
 		sb_count(tc, SB_C_COND_CHECK, 1);
 		if (!ok)
