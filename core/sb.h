@@ -221,7 +221,8 @@ enum sb_stop_mode {
  * core's helper threads. Call from an attached request thread or an unattached one; never from a
  * task. Idempotent. */
 void sb_rt_stop(struct sb_rt *rt, enum sb_stop_mode mode);
-/* Free everything. Stops first (DRAIN) if not yet stopped. All request threads must be detached. */
+/* Free everything. Stops first (DRAIN) if not yet stopped. Detaches the calling thread if it is
+ * attached; every other request thread must have detached (the call aborts otherwise). */
 void sb_rt_destroy(struct sb_rt *rt);
 
 const struct sb_config *sb_rt_config(const struct sb_rt *rt);

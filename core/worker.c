@@ -474,8 +474,6 @@ static int topology_init(struct sb_rt *rt, char *err, size_t errlen)
 
 /* ---- lifecycle ---- */
 
-void sb_config_default(struct sb_config *cfg);
-
 static void rt_free(struct sb_rt *rt)
 {
 	if (rt->pstate)
@@ -624,5 +622,17 @@ void sb_rt_destroy(struct sb_rt *rt)
 	if (!rt)
 		return;
 	sb_rt_stop(rt, SB_STOP_DRAIN);
+	if (sb_self && sb_self->rt == rt)
+		sb_thread_detach();
+	/* another thread still attached would be left pointing at freed memory */
+	pthread_mutex_lock(&rt->threads_lock);
+	for (struct sb_thread *tc = rt->threads; tc; tc = tc->next_all) {
+		if (tc->kind == SB_THREAD_REQUEST && tc->attached) {
+			fprintf(stderr, "%s:%d: sb_rt_destroy with request thread %u still attached "
+				"(call sb_thread_detach on it first)\n", __FILE__, __LINE__, tc->id);
+			abort();
+		}
+	}
+	pthread_mutex_unlock(&rt->threads_lock);
 	rt_free(rt);
 }
