@@ -32,7 +32,7 @@ WORKLOAD_SRC := $(wildcard workloads/*.c)
 LIB_SRC := $(CORE_SRC) $(POLICY_SRC) $(WORKLOAD_SRC)
 HDRS := $(wildcard core/*.h policies/*.h workloads/*.h harness/*.h)
 
-.PHONY: all deps test unit stress bench clean help
+.PHONY: all deps test unit stress bench clean help schedbed compare plot sweep
 
 all: deps $(B)/release/libschedbed.a
 
@@ -57,6 +57,21 @@ $(eval $(call variant,release,-O2 -flto=auto))
 $(eval $(call variant,tsan,-O1 -fsanitize=thread -fno-omit-frame-pointer -Wno-tsan))
 $(eval $(call variant,asan,-O1 -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined))
 
+# ---- the schedbed program ----
+HARNESS_SRC := $(wildcard harness/*.c)
+# Compiled into meta.json: where the sources are (for git) and the flags the program was built with.
+HARNESS_DEFS := -DSB_SRCDIR='"$(CURDIR)"' -DSB_BUILD_CFLAGS='"$(strip $(BASE_CFLAGS)) -O2 -flto=auto"'
+
+$(B)/release/harness/%.o: harness/%.c $(HDRS) | deps
+	@mkdir -p $(dir $@)
+	$(CC) $(BASE_CFLAGS) -O2 -flto=auto $(HARNESS_DEFS) -c $< -o $@
+
+$(B)/release/schedbed: $(patsubst %.c,$(B)/release/%.o,$(HARNESS_SRC)) $(B)/release/libschedbed.a
+	$(CC) $(BASE_CFLAGS) -O2 -flto=auto $^ $(PKG_LIBS) -o $@
+
+## schedbed    build the program into build/release/schedbed (then: schedbed --help, schedbed list)
+schedbed: deps $(B)/release/schedbed
+
 # ---- tests ----
 TEST_SRC := $(wildcard tests/*.c)
 
@@ -68,6 +83,10 @@ $(B)/tests/%.o: tests/%.c tests/common.h $(HDRS) | deps
 
 $(B)/tests/schedbed-tests: $(patsubst tests/%.c,$(B)/tests/%.o,$(TEST_SRC)) $(B)/release/libschedbed.a
 	$(CC) $(BASE_CFLAGS) -O2 -flto=auto $^ $(PKG_LIBS) -lcriterion -o $@
+
+# tests/test_cli.c runs the program itself: it must exist first, and the test must know where.
+$(B)/tests/test_cli.o: BASE_CFLAGS += -DSCHEDBED_BIN='"$(abspath $(B))/release/schedbed"' -DSB_SRCDIR='"$(CURDIR)"'
+$(B)/tests/schedbed-tests: | $(B)/release/schedbed
 
 ## unit        the Criterion suite alone
 unit: deps $(B)/tests/schedbed-tests
@@ -93,6 +112,40 @@ stress: deps $(B)/tsan/stress $(B)/asan/stress
 
 ## test        everything CI runs: the Criterion suite, then the sanitizer stress runs
 test: unit stress
+
+# ---- runs and plots ----
+SCHEDBED := $(B)/release/schedbed
+REPS ?= 3
+RATE_PARAM ?= rate
+RATES ?= 500,1000,2000,4000,8000
+POLICIES ?=
+STAMP = $$(date -u +%Y%m%dT%H%M%SZ)
+
+## bench       one run and its plots: make bench POLICY=hybrid [WORKLOAD=oltp] [THREADS=n] [ARGS='--set k=v ...']
+bench: deps $(SCHEDBED)
+	set -o pipefail; log=$$(mktemp); trap 'rm -f "$$log"' EXIT; \
+	$(SCHEDBED) run --policy $(POLICY) --workload $(WORKLOAD) $(if $(THREADS),--threads $(THREADS)) $(ARGS) | tee "$$log"; \
+	$(PYTHON) scripts/plot_run.py "$$(sed -n 's/^results: //p' "$$log")"
+
+## compare     every policy on WORKLOAD, same seed, alternating, REPS rounds: results/compare-<time>/
+compare: deps $(SCHEDBED)
+	set -e; d=results/compare-$(STAMP); \
+	$(PYTHON) scripts/compare.py --run --schedbed $(SCHEDBED) --workload $(WORKLOAD) --reps $(REPS) \
+		$(if $(POLICIES),--policies $(POLICIES)) $(if $(THREADS),--threads $(THREADS)) "$$d" -- \
+		$(if $(findstring --duration,$(ARGS))$(findstring --jobs,$(ARGS)),,--duration 5) $(ARGS); \
+	gnuplot -e "dir='$$d'" scripts/compare.gp; \
+	echo "compare: $$d"
+
+## plot        the plots of one run: make plot RUN=results/<run-id>
+plot: deps
+	@test -n "$(RUN)" || { echo "plot: give the run directory, e.g. make plot RUN=results/<run-id>"; exit 2; }
+	$(PYTHON) scripts/plot_run.py $(RUN)
+
+## sweep       p99 latency against offered load: [WORKLOAD=oltp] [RATE_PARAM=rate] [RATES=500,..,8000] [POLICIES=a,b]
+sweep: deps $(SCHEDBED)
+	$(PYTHON) scripts/sweep.py --schedbed $(SCHEDBED) --workload $(WORKLOAD) --param $(RATE_PARAM) --rates $(RATES) \
+		$(if $(POLICIES),--policies $(POLICIES)) $(if $(THREADS),--threads $(THREADS)) --out results/sweep-$(STAMP) -- \
+		$(if $(findstring --duration,$(ARGS))$(findstring --jobs,$(ARGS)),,--duration 3) $(ARGS)
 
 clean:
 	rm -rf $(B)

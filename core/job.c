@@ -67,9 +67,11 @@ static void run_here(struct sb_thread *tc, struct sb_job *j)
 		if (atomic_load_explicit(&tc->rt->failed, memory_order_relaxed))
 			break;
 		if (!sb_drain_serial(tc, 64)) {
-			/* nothing runnable here: a conditional or parked task is outstanding */
+			/* flushing cached tokens may finish the job and queue its teardown task here;
+			 * otherwise a conditional or parked task is outstanding: give the CPU away */
 			sb_tok_flush(tc);
-			sched_yield();
+			if (!tc->serial.len)
+				sched_yield();
 		}
 	}
 	tc->current = outer;
@@ -273,7 +275,10 @@ bool sb_job_wait(struct sb_job *j)
 			sb_drain_serial(tc, 64);
 			continue;
 		}
+		/* flushing our cached tokens may finish the job and queue its teardown task here */
 		sb_tok_flush(tc);
+		if (tc->serial.len)
+			continue;
 		f = atomic_fetch_or_explicit(&j->flags, SB_JF_WAITERS, memory_order_acquire);
 		if (f & SB_JF_DONE)
 			return true;

@@ -536,7 +536,12 @@ size_t sb_drain_serial(struct sb_thread *tc, size_t max)
 size_t sb_thread_run_pending(void)
 {
 	struct sb_thread *tc = sb_tc();
-	size_t n = sb_drain_serial(tc, SIZE_MAX);
-	sb_tok_flush(tc);
+	size_t n = 0, before;
+	do {
+		n += sb_drain_serial(tc, SIZE_MAX);
+		/* flushing cached tokens may finish a job and queue its teardown task here */
+		before = tc->serial.len;
+		sb_tok_flush(tc);
+	} while (tc->serial.len > before);
 	return n;
 }

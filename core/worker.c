@@ -601,8 +601,11 @@ void sb_rt_stop(struct sb_rt *rt, enum sb_stop_mode mode)
 			sb_drain_serial(tc, SIZE_MAX);
 			continue;
 		}
-		if (tc)
-			sb_tok_flush(tc);
+		if (tc) {
+			sb_tok_flush(tc); /* may queue a teardown task in our own queue */
+			if (tc->serial.len)
+				continue;
+		}
 		uint32_t seq = atomic_load_explicit(&rt->live_seq, memory_order_acquire);
 		/* acquire: pairs with the release decrement in teardown_now */
 		if (atomic_load_explicit(&rt->live_jobs, memory_order_acquire) <= 0)

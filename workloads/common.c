@@ -1,5 +1,8 @@
 /*
- * common.c - shared workload machinery (see common.h).
+ * common.c - shared workload machinery (see common.h): random numbers, client threads,
+ * counted jobs and tasks, the statement DAG, waiting and open-loop arrivals.
+ *
+ * Owns no workload state; every function here works on what its caller passes.
  */
 #include "common.h"
 
@@ -11,12 +14,16 @@
 
 const char *const wl_dist_names[] = { "fixed", "exp", "lognormal", "uniform", NULL };
 
-static uint64_t splitmix64(uint64_t *x)
+uint64_t wl_mix64(uint64_t z)
 {
-	uint64_t z = (*x += 0x9e3779b97f4a7c15ull);
 	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
 	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
 	return z ^ (z >> 31);
+}
+
+static uint64_t splitmix64(uint64_t *x)
+{
+	return wl_mix64(*x += 0x9e3779b97f4a7c15ull);
 }
 
 void wl_rng_seed(struct wl_rng *r, uint64_t seed, uint64_t stream)
@@ -119,7 +126,6 @@ static void *client_main(void *arg)
 int wl_clients_start(struct wl_clients *cs, const struct wl_env *env, unsigned n, void (*body)(struct wl_client *),
 		     void *user, char *err, size_t errlen)
 {
-	memset(cs, 0, sizeof *cs);
 	cs->env = env;
 	cs->n = n;
 	cs->body = body;
@@ -128,6 +134,7 @@ int wl_clients_start(struct wl_clients *cs, const struct wl_env *env, unsigned n
 	cs->c = calloc(n, sizeof *cs->c);
 	if (!cs->th || !cs->c) {
 		snprintf(err, errlen, "out of memory for %u clients", n);
+		cs->n = 0;
 		return -ENOMEM;
 	}
 	for (unsigned i = 0; i < n; i++) {
@@ -141,7 +148,8 @@ int wl_clients_start(struct wl_clients *cs, const struct wl_env *env, unsigned n
 		int e = pthread_create(&cs->th[i], NULL, client_main, &cs->c[i]);
 		if (e) {
 			snprintf(err, errlen, "cannot create client thread %u of %u: %s", i, n, strerror(e));
-			atomic_store(env->stop, true);
+			/* relaxed: the clients poll it relaxed; the joins below order the rest */
+			atomic_store_explicit(env->stop, true, memory_order_relaxed);
 			for (unsigned k = 0; k < i; k++)
 				pthread_join(cs->th[k], NULL);
 			cs->n = 0;
@@ -151,9 +159,20 @@ int wl_clients_start(struct wl_clients *cs, const struct wl_env *env, unsigned n
 	return 0;
 }
 
+bool wl_stopping(const struct wl_clients *cs)
+{
+	/* relaxed: a flag polled between jobs; seeing it a job late is harmless */
+	return atomic_load_explicit(cs->env->stop, memory_order_relaxed);
+}
+
+bool wl_client_stopping(const struct wl_client *c)
+{
+	return wl_stopping(c->set);
+}
+
 bool wl_client_more(struct wl_client *c)
 {
-	if (atomic_load_explicit(c->set->env->stop, memory_order_relaxed))
+	if (wl_client_stopping(c))
 		return false;
 	if (c->quota < 0)
 		return true;
@@ -193,16 +212,56 @@ void wl_clients_free(struct wl_clients *cs)
 	cs->c = NULL;
 }
 
+bool wl_state_done(void *state)
+{
+	return wl_clients_done(wl_clients_of(state));
+}
+
+void wl_state_stop(void *state)
+{
+	wl_clients_join(wl_clients_of(state));
+}
+
+void wl_state_counts(void *state, struct wl_counts *out)
+{
+	wl_clients_counts(wl_clients_of(state), out);
+}
+
+/* ---- jobs and tasks, counted ---- */
+
+/* All counters below are relaxed: they are read after the threads that wrote them are joined
+ * (exact) or as a monotonic progress estimate. */
+
 struct sb_task *wl_task(struct wl_clients *cs, struct sb_job *j, sb_task_fn fn, void *arg)
 {
-	/* relaxed: counts, read after the run */
 	atomic_fetch_add_explicit(&cs->tasks_created, 1, memory_order_relaxed);
 	return sb_task_new(j, fn, arg);
 }
 
-void wl_count_submit(struct wl_clients *cs)
+void wl_submit(struct wl_clients *cs, struct sb_job *j, struct sb_task *root)
 {
 	atomic_fetch_add_explicit(&cs->jobs_submitted, 1, memory_order_relaxed);
+	atomic_fetch_add_explicit(&cs->nr_class[j->cls], 1, memory_order_relaxed);
+	sb_job_submit(j, root);
+}
+
+void wl_client_note(struct wl_client *c, unsigned cls, uint64_t shape)
+{
+	c->sig = wl_mix64(c->sig ^ wl_mix64(((uint64_t)cls << 56) ^ shape));
+}
+
+void wl_client_submit(struct wl_client *c, struct sb_job *j, struct sb_task *root, uint64_t shape)
+{
+	wl_client_note(c, j->cls, shape);
+	wl_submit(c->set, j, root);
+}
+
+bool wl_wait_put(struct sb_job *j)
+{
+	bool ok = sb_job_wait(j);
+	/* a job that never finished stays referenced by the runtime; ours can go either way */
+	sb_job_put(j);
+	return ok;
 }
 
 void wl_count_done(struct wl_clients *cs, struct sb_job *j)
@@ -212,18 +271,160 @@ void wl_count_done(struct wl_clients *cs, struct sb_job *j)
 	atomic_fetch_add_explicit(&cs->jobs_done, 1, memory_order_relaxed);
 }
 
-void wl_wait_until(uint64_t when)
+void wl_job_done(struct sb_job *j)
+{
+	wl_count_done(wl_clients_of(j->arg), j);
+}
+
+enum sb_result wl_work_task(struct sb_task *t)
+{
+	sb_work_ns(t->u[0]);
+	return SB_DONE;
+}
+
+struct sb_task *wl_work(struct wl_clients *cs, struct sb_job *j, uint64_t ns, uint32_t flags)
+{
+	struct sb_task *t = wl_task(cs, j, wl_work_task, NULL);
+	t->u[0] = ns;
+	t->flags = j->txn ? flags : flags & ~(uint32_t)SB_TF_STICKY;
+	return t;
+}
+
+/* Work between two looks at the yield request: short enough that a yield comes promptly. */
+#define WL_SLICE_NS 10000
+
+enum sb_result wl_spend(struct sb_task *t, bool yields, uint64_t yield_ns)
+{
+	uint64_t left = t->u[0];
+	uint64_t t0 = yields && yield_ns ? sb_now_ns() : 0;
+	while (left) {
+		uint64_t s = left < WL_SLICE_NS ? left : WL_SLICE_NS;
+		sb_work_ns(s);
+		left -= s;
+		if (!yields || !left)
+			continue;
+		if (sb_should_yield() || (yield_ns && sb_now_ns() - t0 >= yield_ns)) {
+			t->u[0] = left;
+			return SB_YIELD;
+		}
+	}
+	return SB_DONE;
+}
+
+/* ---- the statement DAG ---- */
+
+static enum sb_result dag_exchange(struct sb_task *t)
+{
+	struct wl_dag *d = t->arg;
+	/* the DAG is complete once this ends: ask for the teardown now, as jogasaki's controller
+	 * does; a teardown task waits for this task's end by rescheduling itself */
+	sb_job_request_teardown(t->job);
+	sb_work_ns(d->exchange_ns);
+	return SB_DONE;
+}
+
+static enum sb_result dag_process(struct sb_task *t)
+{
+	struct wl_dag *d = t->arg;
+	enum sb_result r = wl_spend(t, d->yields, d->yield_ns);
+	if (r != SB_DONE)
+		return r;
+	/* acq_rel: the release publishes this task's work; the last one acquires all of it
+	 * before the next DAG step; pairs with the other process tasks' decrements */
+	if (atomic_fetch_sub_explicit(&d->pending, 1, memory_order_acq_rel) != 1)
+		return SB_DONE;
+	if (d->exchange) {
+		struct sb_task *x = wl_task(d->cs, t->job, dag_exchange, d);
+		sb_spawn(x);
+	} else {
+		sb_job_request_teardown(t->job);
+	}
+	return SB_DONE;
+}
+
+static enum sb_result dag_bootstrap(struct sb_task *t)
+{
+	struct wl_dag *d = t->arg;
+	sb_work_ns(d->bootstrap_ns);
+	uint32_t flags = t->job->txn ? d->proc_flags : d->proc_flags & ~(uint32_t)SB_TF_STICKY;
+	for (unsigned i = 0; i < d->nproc; i++) {
+		struct sb_task *p = wl_task(d->cs, t->job, dag_process, d);
+		p->u[0] = d->proc_ns[i];
+		p->flags = flags;
+		sb_spawn(p);
+	}
+	return SB_DONE;
+}
+
+struct sb_task *wl_dag_root(struct sb_job *j, struct wl_dag *d)
+{
+	if (d->nproc < 1)
+		d->nproc = 1;
+	if (d->nproc > WL_DAG_MAX)
+		d->nproc = WL_DAG_MAX;
+	/* relaxed: published to the tasks by their submission */
+	atomic_store_explicit(&d->pending, d->nproc, memory_order_relaxed);
+	return wl_task(d->cs, j, dag_bootstrap, d);
+}
+
+uint64_t wl_dag_cost(const struct wl_dag *d)
+{
+	uint64_t sum = d->bootstrap_ns + (d->exchange ? d->exchange_ns : 0);
+	for (unsigned i = 0; i < d->nproc; i++)
+		sum += d->proc_ns[i];
+	return sum;
+}
+
+/* ---- waiting and open-loop arrivals ---- */
+
+/* Sleep until `when`, running this thread's serial work meanwhile; stop early once *stop is
+ * raised (when given). Returns false if it stopped early. */
+static bool wait_until(uint64_t when, _Atomic bool *stop)
 {
 	for (;;) {
 		uint64_t now = sb_now_ns();
 		if (now >= when)
-			return;
+			return true;
+		/* relaxed: a flag polled every ms at most */
+		if (stop && atomic_load_explicit(stop, memory_order_relaxed))
+			return false;
 		if (sb_thread_run_pending())
 			continue;
 		uint64_t d = when - now;
 		if (d > 1000000)
-			d = 1000000; /* look at our own serial queue at least every ms */
+			d = 1000000; /* look at our own serial queue (and the stop flag) at least every ms */
 		struct timespec ts = { .tv_sec = 0, .tv_nsec = (long)d };
 		nanosleep(&ts, NULL);
 	}
+}
+
+void wl_wait_until(uint64_t when)
+{
+	wait_until(when, NULL);
+}
+
+bool wl_client_wait_until(struct wl_client *c, uint64_t when)
+{
+	return wait_until(when, c->set->env->stop);
+}
+
+void wl_arrivals_init(struct wl_arrivals *a, double per_second)
+{
+	a->next = 0;
+	a->mean_gap_ns = per_second > 0 ? 1e9 / per_second : 0;
+}
+
+uint64_t wl_arrival_next(struct wl_client *c, struct wl_arrivals *a)
+{
+	uint64_t now = sb_now_ns();
+	if (!a->next)
+		a->next = now;
+	a->next += (uint64_t)wl_rng_exp(&c->rng, a->mean_gap_ns);
+	if (a->next <= now) {
+		/* the client was still busy when this arrival came: it waited in the client's queue */
+		atomic_fetch_add_explicit(&c->set->nr_late, 1, memory_order_relaxed);
+		atomic_fetch_add_explicit(&c->set->nr_late_ns, now - a->next, memory_order_relaxed);
+		return wl_client_stopping(c) ? 0 : a->next;
+	}
+	return wl_client_wait_until(c, a->next) ? a->next : 0;
 }

@@ -1,10 +1,18 @@
 /*
  * common.h - what every workload generator shares: a deterministic random generator, cost
- * distributions, client threads with quotas, and job/task helpers that keep the counts the
- * harness reconciles (workload.h).
+ * distributions, client threads with quotas, open-loop arrivals, job/task helpers that keep the
+ * counts the harness reconciles (workload.h), and the statement DAG that several workloads
+ * build (bootstrap, parallel process tasks, exchange, teardown; memo 000).
  *
- * Thread rules: a struct wl_client belongs to its thread; struct wl_clients' counters are
- * atomics updated from any thread (completion callbacks run on whichever thread tears down).
+ * Does not own any workload's shape or parameters: those live in the workload's own file.
+ *
+ * Layout rule: every workload's state struct begins with its struct wl_clients (each file
+ * asserts it), so tests and the harness reach the shared records of any workload through
+ * wl_clients_of(state) without knowing the workload.
+ *
+ * Thread rules: a struct wl_client belongs to its thread (its rng, quota and sig are touched by
+ * no one else until the thread is joined); struct wl_clients' counters are atomics updated from
+ * any thread (completion callbacks run on whichever thread tears down) and read relaxed.
  */
 #ifndef SB_WORKLOADS_COMMON_H
 #define SB_WORKLOADS_COMMON_H
@@ -24,6 +32,8 @@ uint64_t wl_rng_next(struct wl_rng *r);
 double wl_rng_unit(struct wl_rng *r);                 /* [0, 1) */
 uint64_t wl_rng_below(struct wl_rng *r, uint64_t n);  /* [0, n) */
 double wl_rng_exp(struct wl_rng *r, double mean);
+/* A stateless 64-bit mix (splitmix64's finaliser): ids, tree shapes, signatures. */
+uint64_t wl_mix64(uint64_t x);
 
 /* Task cost distributions (parameter `dist` of the workloads). */
 enum wl_dist { WL_FIXED, WL_EXP, WL_LOGNORMAL, WL_UNIFORM };
@@ -43,7 +53,8 @@ struct wl_client {
 	unsigned idx;
 	struct wl_rng rng;
 	int64_t quota;        /* jobs left in a bounded run; < 0 = unbounded */
-	void *user;           /* per-client state of the workload */
+	uint64_t sig;         /* fold of (class, shape) of every job this client decided, in order:
+	                         equal seeds must give equal sigs whatever the policy */
 };
 
 struct wl_clients {
@@ -54,30 +65,121 @@ struct wl_clients {
 	void (*body)(struct wl_client *);
 	void *user;           /* the workload's state */
 	_Atomic uint64_t jobs_submitted, jobs_done, jobs_failed, tasks_created;
+	_Atomic uint64_t nr_class[SB_MAX_CLASSES]; /* jobs submitted per class */
+	_Atomic uint64_t nr_late;                  /* open-loop arrivals found already due */
+	_Atomic uint64_t nr_late_ns;               /* ... and how late, summed */
+	_Atomic uint64_t nr_verified;              /* results a workload checked and found right
+	                                              (a wrong one fails its job instead) */
 	_Atomic unsigned finished;
 	bool joined;
 };
 
+/* The shared records of any workload's state (see the layout rule above). */
+static inline struct wl_clients *wl_clients_of(void *state)
+{
+	return state;
+}
+
+/* sb_workload callbacks for any state that follows the layout rule. wl_state_stop only joins
+ * the clients: enough for a workload with no threads of its own. */
+bool wl_state_done(void *state);
+void wl_state_stop(void *state);
+void wl_state_counts(void *state, struct wl_counts *out);
+
 /* Start n client threads, each attached to env->rt, running body(client) once. A bounded run's
- * env->jobs is split evenly (the first clients take the remainder). */
+ * env->jobs is split evenly (the first clients take the remainder). `cs` arrives zeroed (in the
+ * calloc'd workload state); its counters are left alone, so a workload's own threads may count
+ * into them while this runs. On failure the clients already started are stopped and joined. */
 int wl_clients_start(struct wl_clients *cs, const struct wl_env *env, unsigned n, void (*body)(struct wl_client *),
 		     void *user, char *err, size_t errlen);
 /* Another job for this client? False once its quota is used or the harness said stop. */
 bool wl_client_more(struct wl_client *c);
+/* The harness said stop (any thread may ask). */
+bool wl_stopping(const struct wl_clients *cs);
+bool wl_client_stopping(const struct wl_client *c);
 bool wl_clients_done(struct wl_clients *cs);
 void wl_clients_join(struct wl_clients *cs);
 void wl_clients_counts(struct wl_clients *cs, struct wl_counts *out);
 void wl_clients_free(struct wl_clients *cs);
 
+/* ---- jobs and tasks, counted ---- */
+
 /* A task of j, counted in tasks_created. */
 struct sb_task *wl_task(struct wl_clients *cs, struct sb_job *j, sb_task_fn fn, void *arg);
-/* Count a submitted job (call right before sb_job_submit). */
-void wl_count_submit(struct wl_clients *cs);
+/* Count j (in total and per class) and submit it with its root task. Any attached thread. */
+void wl_submit(struct wl_clients *cs, struct sb_job *j, struct sb_task *root);
+/* The same from a client thread for a job the client decided: also folds (class, shape) into
+ * the client's sig. `shape` is any value drawn for the job (a cost, a count). */
+void wl_client_submit(struct wl_client *c, struct sb_job *j, struct sb_task *root, uint64_t shape);
+/* Record a job this client decided that a task will submit later (folds it into sig only). */
+void wl_client_note(struct wl_client *c, unsigned cls, uint64_t shape);
+/* Wait for a job this thread submitted, then drop its reference. False when the runtime failed
+ * before the job finished: the caller should stop submitting. Request threads only. */
+bool wl_wait_put(struct sb_job *j);
 /* Count a completion (call from the job's completion callback). */
 void wl_count_done(struct wl_clients *cs, struct sb_job *j);
+/* A completion callback for jobs whose arg is the workload's state (see the layout rule). */
+void wl_job_done(struct sb_job *j);
+
+/* A task that spends t->u[0] ns and ends. */
+enum sb_result wl_work_task(struct sb_task *t);
+/* A counted wl_work_task of j costing ns, with `flags` (SB_TF_STICKY is dropped when j has no
+ * transaction: stickiness means nothing without one). */
+struct sb_task *wl_work(struct wl_clients *cs, struct sb_job *j, uint64_t ns, uint32_t flags);
+/* Spend the task's remaining cost t->u[0] in short slices. With `yields`, give the worker up
+ * (SB_YIELD, the remainder kept in u[0]) when the preemption monitor asks (sb_should_yield) or,
+ * if yield_ns > 0, after yield_ns of work in this run. */
+enum sb_result wl_spend(struct sb_task *t, bool yields, uint64_t yield_ns);
+
+/* ---- the statement DAG (memo 000: bootstrap -> process tasks -> exchange -> teardown) ---- */
+
+#define WL_DAG_MAX 64
+
+/*
+ * One statement's DAG: a bootstrap task spawns nproc process tasks (parallel, costs proc_ns[],
+ * `proc_flags` e.g. SB_TF_STICKY for tasks that read storage); the last one to finish spawns
+ * the exchange task, or with no exchange asks for the teardown itself, as jogasaki's DAG
+ * controller does once every node is done. Bootstrap and exchange are never sticky.
+ *
+ * The owner fills the fields before submitting and must not touch the struct again until the
+ * job is done; the job's tasks share it and only `pending` is written concurrently.
+ */
+struct wl_dag {
+	struct wl_clients *cs;
+	uint64_t bootstrap_ns;
+	uint64_t exchange_ns;
+	bool exchange;            /* an exchange step after the process tasks */
+	bool yields;              /* process tasks yield their remainder (wl_spend) */
+	uint64_t yield_ns;
+	uint32_t proc_flags;
+	unsigned nproc;           /* 1..WL_DAG_MAX */
+	uint64_t proc_ns[WL_DAG_MAX];
+	_Atomic unsigned pending; /* process tasks not finished; acq_rel decrements */
+};
+
+/* The bootstrap task (counted) of job j running DAG d. */
+struct sb_task *wl_dag_root(struct sb_job *j, struct wl_dag *d);
+/* Sum of the DAG's costs (a shape for wl_client_submit). */
+uint64_t wl_dag_cost(const struct wl_dag *d);
+
+/* ---- waiting and open-loop arrivals ---- */
 
 /* Open loop: sleep until `when` (sb_now_ns time), running the thread's own serial work (serial
  * and hybrid policies put jobs there) meanwhile. */
 void wl_wait_until(uint64_t when);
+/* The same for a client, returning early (false) when the harness says stop. */
+bool wl_client_wait_until(struct wl_client *c, uint64_t when);
+
+/* Poisson arrivals for one client (owned by its thread). */
+struct wl_arrivals {
+	uint64_t next;       /* intended time of the next arrival */
+	double mean_gap_ns;
+};
+
+void wl_arrivals_init(struct wl_arrivals *a, double per_second);
+/* Draw the next arrival from the client's stream and wait for it. An arrival already due (the
+ * client was busy) is queued: counted in nr_late / nr_late_ns and returned at once. Returns the
+ * intended arrival time (for the job's t_arrival), or 0 when the harness says stop. */
+uint64_t wl_arrival_next(struct wl_client *c, struct wl_arrivals *a);
 
 #endif

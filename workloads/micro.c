@@ -11,6 +11,7 @@
  *   yield_many  16 tasks that each return SB_YIELD length/16 times: the re-submission path.
  * Each task spends work_ns of busy work. Classes are the pattern names.
  */
+#include <stddef.h>
 #include <stdlib.h>
 
 #include "common.h"
@@ -36,9 +37,10 @@ static const struct sb_param micro_param_table[] = {
 #undef P
 
 struct micro {
+	struct wl_clients cs; /* first: see common.h */
 	struct micro_params p;
-	struct wl_clients cs;
 };
+_Static_assert(offsetof(struct micro, cs) == 0, "workload state starts with its clients");
 
 static enum sb_result step(struct sb_task *t)
 {
@@ -83,17 +85,11 @@ static enum sb_result yield_root(struct sb_task *t)
 	return SB_DONE;
 }
 
-static void job_done(struct sb_job *j)
-{
-	struct micro *m = j->arg;
-	wl_count_done(&m->cs, j);
-}
-
 static void client(struct wl_client *c)
 {
 	struct micro *m = c->set->user;
 	while (wl_client_more(c)) {
-		struct sb_job_desc d = { .cls = (unsigned)m->p.pattern, .work_level = SB_WL_INFINITY, .done = job_done,
+		struct sb_job_desc d = { .cls = (unsigned)m->p.pattern, .work_level = SB_WL_INFINITY, .done = wl_job_done,
 					 .arg = m };
 		struct sb_job *j = sb_job_create(c->set->env->rt, &d);
 		struct sb_task *root;
@@ -101,28 +97,23 @@ static void client(struct wl_client *c)
 		case P_SPAWN_MANY:
 			/* the job stays open while this thread spawns into it from outside */
 			sb_job_hold(j);
-			root = wl_task(&m->cs, j, leaf, NULL);
-			wl_count_submit(&m->cs);
-			sb_job_submit(j, root);
+			wl_client_submit(c, j, wl_task(&m->cs, j, leaf, NULL), (uint64_t)m->p.length);
 			for (int64_t i = 1; i < m->p.length; i++)
 				sb_spawn(wl_task(&m->cs, j, leaf, NULL));
 			sb_job_release(j);
 			break;
 		case P_YIELD_MANY:
-			root = wl_task(&m->cs, j, yield_root, NULL);
-			wl_count_submit(&m->cs);
-			sb_job_submit(j, root);
+			wl_client_submit(c, j, wl_task(&m->cs, j, yield_root, NULL), (uint64_t)m->p.length);
 			break;
 		default:
 			root = wl_task(&m->cs, j, step, NULL);
 			root->u[0] = (uint64_t)m->p.length;
 			if (m->p.pattern == P_PINGPONG)
 				root->flags |= SB_TF_URGENT;
-			wl_count_submit(&m->cs);
-			sb_job_submit(j, root);
+			wl_client_submit(c, j, root, (uint64_t)m->p.length);
 		}
-		sb_job_wait(j);
-		sb_job_put(j);
+		if (!wl_wait_put(j))
+			break;
 	}
 }
 
@@ -138,10 +129,6 @@ static int micro_start(const struct wl_env *env, const void *params, void **stat
 	return wl_clients_start(&m->cs, env, (unsigned)m->p.clients, client, m, err, errlen);
 }
 
-static bool micro_done(void *st) { return wl_clients_done(&((struct micro *)st)->cs); }
-static void micro_stop(void *st) { wl_clients_join(&((struct micro *)st)->cs); }
-static void micro_counts(void *st, struct wl_counts *o) { wl_clients_counts(&((struct micro *)st)->cs, o); }
-
 static void micro_destroy(void *st)
 {
 	struct micro *m = st;
@@ -151,9 +138,9 @@ static void micro_destroy(void *st)
 
 const struct sb_workload micro_workload = {
 	.start = micro_start,
-	.done = micro_done,
-	.stop = micro_stop,
-	.counts = micro_counts,
+	.done = wl_state_done,
+	.stop = wl_state_stop,
+	.counts = wl_state_counts,
 	.destroy = micro_destroy,
 	.name = "micro",
 	.description = "scheduler costs: spawn chains, cross-worker ping-pong, spawns from outside, yields",

@@ -6,9 +6,17 @@
 
 #include "workload.h"
 
-extern const struct sb_workload micro_workload;
+extern const struct sb_workload oltp_workload, mixed_workload, forkjoin_workload, wake_workload, tiny_workload,
+	load_workload, micro_workload;
 
+/* oltp first: the default workload */
 const struct sb_workload *const sb_workloads[] = {
+	&oltp_workload,
+	&mixed_workload,
+	&forkjoin_workload,
+	&wake_workload,
+	&tiny_workload,
+	&load_workload,
 	&micro_workload,
 	NULL,
 };

@@ -1,0 +1,357 @@
+/*
+ * cli.c - the command line of `schedbed run`: options, `--set name=value` routing, validation.
+ *
+ * Owns turning argv into a struct bench_opts in which every value is already checked, so that a
+ * bad input is reported as one line before any file or thread exists. Every value goes through
+ * core/param.h (the harness's own options through bench_param_table), so ranges and messages
+ * have one source. Does not own running anything, nor what a parameter means.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../core/config.h"
+#include "../policies/registry.h"
+#include "bench.h"
+
+#define P struct bench_params
+const struct sb_param bench_param_table[] = {
+	SB_PARAM_DOUBLE(P, duration, 10, 0.001, 86400, "seconds of measurement in a timed run (after warm-up)"),
+	SB_PARAM_DOUBLE(P, warmup, 1, 0, 3600, "seconds before the measurement window opens (bounded runs: 0)"),
+	SB_PARAM_INT(P, jobs, 0, 1, 1000000000000, "bounded run: this many jobs, then stop (0 = timed run)"),
+	SB_PARAM_INT(P, seed, 1, 0, INT64_MAX, "seed of every client's random generator"),
+	SB_PARAM_INT(P, trace_limit, 1000000, 1, 100000000, "most events trace.json keeps (the earliest of the window)"),
+	SB_PARAM_END,
+};
+#undef P
+
+void bench_error(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	fputs("schedbed: ", stderr);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+	va_end(ap);
+}
+
+void bench_usage_run(FILE *f)
+{
+	fputs("usage: schedbed run --policy P --workload W [options]\n"
+	      "\n"
+	      "Run workload W under policy P, write results/<run-id>/ (or --out DIR) and print a summary.\n"
+	      "\n"
+	      "  -p, --policy P         scheduling policy (schedbed list shows them)\n"
+	      "  -w, --workload W       workload generator\n"
+	      "  -t, --threads N        worker threads (the core parameter thread_count)\n"
+	      "  -d, --duration S       measure for S seconds after the warm-up (default 10)\n"
+	      "  -n, --jobs N           bounded run: N jobs in all, then stop (excludes --duration)\n"
+	      "      --warmup S         seconds before measuring (default 1; 0 for bounded runs)\n"
+	      "      --seed N           seed of the workload's random generators (default 1)\n"
+	      "  -s, --set NAME=VALUE   set a core, policy or workload parameter; prefix core.,\n"
+	      "                         policy. or workload. when a name exists in more than one\n"
+	      "  -o, --out DIR          write the results here (a new or empty directory)\n"
+	      "      --trace            record one event per task and write trace.json\n"
+	      "      --trace-limit N    most events kept in trace.json (default 1000000)\n"
+	      "      --check            verify scheduling invariants while running\n"
+	      "  -q, --quiet            no progress lines\n"
+	      "  -h, --help             this text\n"
+	      "\n"
+	      "Exit status: 0 done, 1 the run failed (invariant, stall, accounting), 2 bad input.\n",
+	      f);
+}
+
+enum { O_WARMUP = 256, O_SEED, O_TRACE, O_TRACE_LIMIT, O_CHECK };
+
+static const struct option run_options[] = {
+	{ "policy", required_argument, NULL, 'p' },
+	{ "workload", required_argument, NULL, 'w' },
+	{ "threads", required_argument, NULL, 't' },
+	{ "duration", required_argument, NULL, 'd' },
+	{ "jobs", required_argument, NULL, 'n' },
+	{ "warmup", required_argument, NULL, O_WARMUP },
+	{ "seed", required_argument, NULL, O_SEED },
+	{ "set", required_argument, NULL, 's' },
+	{ "out", required_argument, NULL, 'o' },
+	{ "trace", no_argument, NULL, O_TRACE },
+	{ "trace-limit", required_argument, NULL, O_TRACE_LIMIT },
+	{ "check", no_argument, NULL, O_CHECK },
+	{ "quiet", no_argument, NULL, 'q' },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 },
+};
+
+static void option_names(char *buf, size_t len)
+{
+	size_t used = 0;
+	buf[0] = 0;
+	for (const struct option *op = run_options; op->name && used + 1 < len; op++) {
+		int n = snprintf(buf + used, len - used, "%s--%s", used ? ", " : "", op->name);
+		if (n < 0)
+			break;
+		used += (size_t)n;
+	}
+}
+
+static const char *option_name(int val)
+{
+	for (const struct option *op = run_options; op->name; op++)
+		if (op->val == val)
+			return op->name;
+	return "?";
+}
+
+/*
+ * Settings are applied only after --policy and --workload are known (a --set may name their
+ * parameters), in command-line order, so a later setting wins as the user would expect.
+ */
+enum target { T_HARNESS, T_CORE, T_SET };
+
+struct setting {
+	enum target target;
+	const char *option; /* for messages: "--threads" */
+	const char *name;   /* parameter name (T_SET: the whole name=value) */
+	const char *value;
+};
+
+/* The three tables a --set may reach. */
+struct table {
+	const char *prefix; /* "core", "policy", "workload" */
+	char label[80];     /* "policy hybrid" */
+	const struct sb_param *tbl;
+	void *obj;
+};
+
+static void tables_of(const struct bench_opts *o, struct table t[3])
+{
+	t[0] = (struct table){ .prefix = "core", .tbl = sb_core_params, .obj = (void *)&o->core };
+	snprintf(t[0].label, sizeof t[0].label, "core");
+	t[1] = (struct table){ .prefix = "policy", .tbl = o->policy->params, .obj = o->pparams };
+	snprintf(t[1].label, sizeof t[1].label, "policy %s", o->policy->name);
+	t[2] = (struct table){ .prefix = "workload", .tbl = o->workload->params, .obj = o->wparams };
+	snprintf(t[2].label, sizeof t[2].label, "workload %s", o->workload->name);
+}
+
+static bool has(const struct table *t, const char *name)
+{
+	return t->tbl && sb_param_find(t->tbl, name, NULL);
+}
+
+static int apply_set(struct bench_opts *o, const char *arg)
+{
+	const char *eq = strchr(arg, '=');
+	if (!eq || eq == arg) {
+		bench_error("--set '%s': expected NAME=VALUE, e.g. --set thread_count=4", arg);
+		return -1;
+	}
+	char name[256];
+	if ((size_t)(eq - arg) >= sizeof name) {
+		bench_error("--set: parameter name '%.40s...' is too long", arg);
+		return -1;
+	}
+	snprintf(name, sizeof name, "%.*s", (int)(eq - arg), arg);
+	const char *value = eq + 1;
+
+	struct table t[3];
+	tables_of(o, t);
+	const char *dot = strchr(name, '.');
+	const struct table *hit = NULL;
+	const char *pname = name;
+	if (dot) {
+		for (int i = 0; i < 3; i++)
+			if (strlen(t[i].prefix) == (size_t)(dot - name) && strncmp(name, t[i].prefix, (size_t)(dot - name)) == 0)
+				hit = &t[i];
+		if (!hit) {
+			bench_error("--set %s: unknown prefix '%.*s'; valid prefixes are core., policy., workload.", arg,
+				    (int)(dot - name), name);
+			return -1;
+		}
+		pname = dot + 1;
+		if (!hit->tbl) {
+			bench_error("--set %s: %s has no parameters", arg, hit->label);
+			return -1;
+		}
+	} else {
+		const struct table *found[3];
+		int n = 0;
+		for (int i = 0; i < 3; i++)
+			if (has(&t[i], name))
+				found[n++] = &t[i];
+		if (n == 0) {
+			char names[3][2048];
+			for (int i = 0; i < 3; i++) {
+				if (t[i].tbl)
+					sb_param_names(t[i].tbl, names[i], sizeof names[i]);
+				else
+					snprintf(names[i], sizeof names[i], "(none)");
+			}
+			bench_error("--set %s: unknown parameter '%s'; valid parameters are: %s: %s; %s: %s; %s: %s", arg, name,
+				    t[0].label, names[0], t[1].label, names[1], t[2].label, names[2]);
+			return -1;
+		}
+		if (n > 1) {
+			bench_error("--set %s: parameter '%s' exists in %s and %s; write %s.%s=%s or %s.%s=%s", arg, name,
+				    found[0]->label, found[1]->label, found[0]->prefix, name, value, found[1]->prefix, name,
+				    value);
+			return -1;
+		}
+		hit = found[0];
+	}
+	char err[4096];
+	if (sb_param_set(hit->tbl, hit->obj, pname, value, err, sizeof err) != 0) {
+		bench_error("--set %s: %s: %s", arg, hit->label, err);
+		return -1;
+	}
+	return 0;
+}
+
+static int apply(struct bench_opts *o, const struct setting *s)
+{
+	char err[4096];
+	switch (s->target) {
+	case T_SET:
+		return apply_set(o, s->value);
+	case T_CORE:
+		if (sb_param_set(sb_core_params, &o->core, s->name, s->value, err, sizeof err) != 0) {
+			bench_error("%s: %s", s->option, err);
+			return -1;
+		}
+		return 0;
+	case T_HARNESS:
+		if (sb_param_set(bench_param_table, &o->p, s->name, s->value, err, sizeof err) != 0) {
+			bench_error("%s: %s", s->option, err);
+			return -1;
+		}
+		return 0;
+	}
+	return -1;
+}
+
+/* --policy and --workload: found in the registry, or one line naming the valid choices. */
+static bool resolve(const char *what, const char *name, const void *found, void (*names)(char *, size_t))
+{
+	if (found)
+		return true;
+	char list[2048];
+	names(list, sizeof list);
+	if (!name)
+		bench_error("missing --%s; valid %ss are: %s", what, what, list);
+	else
+		bench_error("unknown %s '%s'; valid %ss are: %s", what, name, what, list);
+	return false;
+}
+
+static void *param_block(const struct sb_param *tbl, size_t size)
+{
+	/* at least one byte, so that "no parameters" and "out of memory" differ */
+	void *b = calloc(1, size ? size : 1);
+	if (b && tbl)
+		sb_param_defaults(tbl, b);
+	return b;
+}
+
+int bench_parse_run(int argc, char **argv, struct bench_opts *o)
+{
+	memset(o, 0, sizeof *o);
+	sb_config_default(&o->core);
+	sb_param_defaults(bench_param_table, &o->p);
+	const char *policy = NULL, *workload = NULL;
+	struct setting *set = calloc((size_t)argc + 1, sizeof *set);
+	size_t nset = 0;
+	int rc = BENCH_EXIT_USAGE;
+	if (!set) {
+		bench_error("out of memory");
+		return BENCH_EXIT_FAIL;
+	}
+
+	opterr = 0; /* every message is ours, one line each */
+	optind = 1;
+	int c;
+	while ((c = getopt_long(argc, argv, ":p:w:t:d:n:s:o:qh", run_options, NULL)) != -1) {
+		switch (c) {
+		case 'p': policy = optarg; break;
+		case 'w': workload = optarg; break;
+		case 't': set[nset++] = (struct setting){ T_CORE, "--threads", "thread_count", optarg }; break;
+		case O_CHECK: set[nset++] = (struct setting){ T_CORE, "--check", "check", "true" }; break;
+		case O_TRACE: set[nset++] = (struct setting){ T_CORE, "--trace", "trace", "true" }; break;
+		case 'd':
+			o->duration_set = true;
+			set[nset++] = (struct setting){ T_HARNESS, "--duration", "duration", optarg };
+			break;
+		case 'n':
+			o->jobs_set = true;
+			set[nset++] = (struct setting){ T_HARNESS, "--jobs", "jobs", optarg };
+			break;
+		case O_WARMUP:
+			o->warmup_set = true;
+			set[nset++] = (struct setting){ T_HARNESS, "--warmup", "warmup", optarg };
+			break;
+		case O_SEED: set[nset++] = (struct setting){ T_HARNESS, "--seed", "seed", optarg }; break;
+		case O_TRACE_LIMIT:
+			set[nset++] = (struct setting){ T_HARNESS, "--trace-limit", "trace_limit", optarg };
+			break;
+		case 's': set[nset++] = (struct setting){ T_SET, "--set", NULL, optarg }; break;
+		case 'o': o->out = optarg; break;
+		case 'q': o->quiet = true; break;
+		case 'h':
+			bench_usage_run(stdout);
+			rc = -1;
+			goto out;
+		case ':':
+			bench_error("option --%s needs a value (see schedbed run --help)", option_name(optopt));
+			goto out;
+		default: {
+			char names[512];
+			option_names(names, sizeof names);
+			if (optopt && strncmp(argv[optind - 1], "--", 2) != 0)
+				bench_error("unknown option '-%c'; valid options are: %s", optopt, names);
+			else
+				bench_error("bad option '%s'; valid options are: %s", argv[optind - 1], names);
+			goto out;
+		}
+		}
+	}
+	if (optind < argc) {
+		bench_error("unexpected argument '%s'; schedbed run takes only options (see schedbed run --help)",
+			    argv[optind]);
+		goto out;
+	}
+
+	o->policy = policy ? sb_policy_find(policy) : NULL;
+	if (!resolve("policy", policy, o->policy, sb_policy_names))
+		goto out;
+	o->workload = workload ? sb_workload_find(workload) : NULL;
+	if (!resolve("workload", workload, o->workload, sb_workload_names))
+		goto out;
+	if (o->duration_set && o->jobs_set) {
+		bench_error("--duration and --jobs exclude each other: a run is either timed or bounded by a job count");
+		goto out;
+	}
+	o->pparams = param_block(o->policy->params, o->policy->params_size);
+	o->wparams = param_block(o->workload->params, o->workload->params_size);
+	if (!o->pparams || !o->wparams) {
+		bench_error("out of memory");
+		rc = BENCH_EXIT_FAIL;
+		goto out;
+	}
+	for (size_t i = 0; i < nset; i++)
+		if (apply(o, &set[i]) != 0)
+			goto out;
+	if (o->jobs_set && !o->warmup_set)
+		o->p.warmup = 0;
+	rc = 0;
+out:
+	free(set);
+	if (rc != 0)
+		bench_opts_free(o);
+	return rc;
+}
+
+void bench_opts_free(struct bench_opts *o)
+{
+	free(o->pparams);
+	free(o->wparams);
+	o->pparams = o->wparams = NULL;
+}

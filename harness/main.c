@@ -1,0 +1,129 @@
+/*
+ * main.c - the `schedbed` program: subcommand dispatch, `schedbed list` and the top-level help.
+ *
+ * Owns which subcommands exist and what `list` prints (every policy and workload with its
+ * description and parameters, the core's parameters and the run options, all printed by
+ * core/param.h). Does not own parsing a run's options (cli.c) or running it (run.c).
+ */
+#include <getopt.h>
+#include <string.h>
+
+#include "../core/config.h"
+#include "../policies/registry.h"
+#include "bench.h"
+
+static void usage(FILE *f)
+{
+	fputs("usage: schedbed COMMAND [options]\n"
+	      "\n"
+	      "A testbed for the task schedulers of database engines.\n"
+	      "\n"
+	      "commands:\n"
+	      "  run     run one workload under one policy and write its results (schedbed run --help)\n"
+	      "  list    every policy, workload and parameter with its default and range (schedbed list --help)\n"
+	      "  help    this text\n",
+	      f);
+}
+
+static void usage_list(FILE *f)
+{
+	fputs("usage: schedbed list [--policies | --workloads]\n"
+	      "\n"
+	      "Without options: every policy and workload with its one-line description and its\n"
+	      "parameters (name, default, range, meaning), then the core's parameters and the run options.\n"
+	      "  --policies    only the policy names, one a line (for scripts)\n"
+	      "  --workloads   only the workload names, one a line (for scripts)\n"
+	      "  -h, --help    this text\n",
+	      f);
+}
+
+static void list_all(FILE *f)
+{
+	fputs("policies (--policy NAME; parameters with --set NAME=VALUE or policy.NAME=VALUE):\n", f);
+	for (const struct sb_policy_ops *const *p = sb_policies; *p; p++) {
+		fprintf(f, "  %-12s %s\n", (*p)->name, (*p)->description ? (*p)->description : "");
+		if ((*p)->params)
+			sb_param_print((*p)->params, f, "      ");
+	}
+	fputs("\nworkloads (--workload NAME; parameters with --set NAME=VALUE or workload.NAME=VALUE):\n", f);
+	for (const struct sb_workload *const *w = sb_workloads; *w; w++) {
+		fprintf(f, "  %-12s %s\n", (*w)->name, (*w)->description ? (*w)->description : "");
+		if ((*w)->classes) {
+			fputs("      job classes:", f);
+			for (const char *const *c = (*w)->classes; *c; c++)
+				fprintf(f, " %s", *c);
+			fputc('\n', f);
+		}
+		if ((*w)->params)
+			sb_param_print((*w)->params, f, "      ");
+	}
+	fputs("\ncore parameters (--set NAME=VALUE or core.NAME=VALUE):\n", f);
+	sb_param_print(sb_core_params, f, "      ");
+	fputs("\nrun options (--duration, --warmup, --jobs, --seed, --trace-limit):\n", f);
+	sb_param_print(bench_param_table, f, "      ");
+}
+
+static int cmd_list(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "policies", no_argument, NULL, 'P' },
+		{ "workloads", no_argument, NULL, 'W' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int what = 0;
+	opterr = 0;
+	optind = 1;
+	int c;
+	while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'P':
+		case 'W': what = c; break;
+		case 'h': usage_list(stdout); return BENCH_EXIT_OK;
+		default:
+			bench_error("bad option '%s' for list; valid options are: --policies, --workloads, --help", argv[optind - 1]);
+			return BENCH_EXIT_USAGE;
+		}
+	}
+	if (optind < argc) {
+		bench_error("unexpected argument '%s'; valid options are: --policies, --workloads, --help", argv[optind]);
+		return BENCH_EXIT_USAGE;
+	}
+	if (what == 'P')
+		for (const struct sb_policy_ops *const *p = sb_policies; *p; p++)
+			printf("%s\n", (*p)->name);
+	else if (what == 'W')
+		for (const struct sb_workload *const *w = sb_workloads; *w; w++)
+			printf("%s\n", (*w)->name);
+	else
+		list_all(stdout);
+	return BENCH_EXIT_OK;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2) {
+		bench_error("missing command; valid commands are: run, list, help (see schedbed --help)");
+		return BENCH_EXIT_USAGE;
+	}
+	const char *cmd = argv[1];
+	if (strcmp(cmd, "help") == 0 || strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0) {
+		usage(stdout);
+		return BENCH_EXIT_OK;
+	}
+	if (strcmp(cmd, "list") == 0 || strcmp(cmd, "--list") == 0)
+		return cmd_list(argc - 1, argv + 1);
+	if (strcmp(cmd, "run") == 0) {
+		struct bench_opts o;
+		int rc = bench_parse_run(argc - 1, argv + 1, &o);
+		if (rc != 0)
+			return rc < 0 ? BENCH_EXIT_OK : rc;
+		o.argc = argc;
+		o.argv = argv;
+		rc = bench_run(&o);
+		bench_opts_free(&o);
+		return rc;
+	}
+	bench_error("unknown command '%s'; valid commands are: run, list, help", cmd);
+	return BENCH_EXIT_USAGE;
+}

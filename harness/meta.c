@@ -1,0 +1,198 @@
+/*
+ * meta.c - meta.json: what was run, from which source, on which machine, with which values.
+ *
+ * Owns gathering the facts a reader needs to reproduce or doubt a result: the git commit and
+ * whether the tree had changes, the command line, the host, CPU model, core count and hwloc
+ * topology, the compiler and its flags (compiled in from the Makefile), the date, and every
+ * parameter value of the policy, the core and the workload (through core/param.h). Facts that
+ * cannot be found are written as "unknown" or null, never guessed. Does not own the results.
+ */
+#include <hwloc.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../core/config.h"
+#include "bench.h"
+
+#ifndef SB_SRCDIR
+#define SB_SRCDIR "."
+#endif
+#ifndef SB_BUILD_CFLAGS
+#define SB_BUILD_CFLAGS "unknown"
+#endif
+
+/* First line of a shell command's output, or "" (git may be missing or the tree not a repo). */
+static void first_line(const char *cmd, char *buf, size_t len, bool *any)
+{
+	buf[0] = 0;
+	*any = false;
+	FILE *p = popen(cmd, "r");
+	if (!p)
+		return;
+	if (fgets(buf, (int)len, p)) {
+		*any = true;
+		buf[strcspn(buf, "\r\n")] = 0;
+	}
+	char sink[256];
+	while (fgets(sink, sizeof sink, p))
+		;
+	if (pclose(p) != 0) {
+		buf[0] = 0;
+		*any = false;
+	}
+}
+
+static void git_facts(struct bench_host *h)
+{
+	bool any;
+	/* the path goes through the environment so that no quoting of it is needed */
+	setenv("SCHEDBED_SRCDIR", SB_SRCDIR, 1);
+	first_line("git -C \"$SCHEDBED_SRCDIR\" rev-parse HEAD 2>/dev/null", h->git_sha, sizeof h->git_sha, &any);
+	if (!h->git_sha[0]) {
+		snprintf(h->git_sha, sizeof h->git_sha, "unknown");
+		h->git_dirty = -1;
+		return;
+	}
+	char line[512];
+	/* --no-optional-locks: reading the state must not rewrite the index */
+	first_line("git --no-optional-locks -C \"$SCHEDBED_SRCDIR\" status --porcelain --untracked-files=no 2>/dev/null",
+		   line, sizeof line, &any);
+	h->git_dirty = any ? 1 : 0;
+}
+
+static void cpu_model(char *buf, size_t len)
+{
+	snprintf(buf, len, "unknown");
+	FILE *f = fopen("/proc/cpuinfo", "r");
+	if (!f)
+		return;
+	char line[512];
+	while (fgets(line, sizeof line, f)) {
+		char *colon = strchr(line, ':');
+		if (!colon || strncmp(line, "model name", 10) != 0)
+			continue;
+		char *v = colon + 1;
+		while (*v == ' ' || *v == '\t')
+			v++;
+		v[strcspn(v, "\n")] = 0;
+		snprintf(buf, len, "%s", v);
+		break;
+	}
+	fclose(f);
+}
+
+static void topology(struct bench_host *h)
+{
+	hwloc_topology_t t;
+	if (hwloc_topology_init(&t) != 0)
+		return;
+	if (hwloc_topology_load(t) == 0) {
+		h->packages = (unsigned)hwloc_get_nbobjs_by_type(t, HWLOC_OBJ_PACKAGE);
+		h->cores = (unsigned)hwloc_get_nbobjs_by_type(t, HWLOC_OBJ_CORE);
+		h->pus = (unsigned)hwloc_get_nbobjs_by_type(t, HWLOC_OBJ_PU);
+		/* a machine that is not symmetric has no synthetic description; then only the counts */
+		if (hwloc_topology_export_synthetic(t, h->topology, sizeof h->topology, 0) < 0 &&
+		    hwloc_topology_export_synthetic(t, h->topology, sizeof h->topology,
+						    HWLOC_TOPOLOGY_EXPORT_SYNTHETIC_FLAG_NO_EXTENDED_TYPES |
+							    HWLOC_TOPOLOGY_EXPORT_SYNTHETIC_FLAG_NO_ATTRS) < 0)
+			h->topology[0] = 0;
+	}
+	hwloc_topology_destroy(t);
+}
+
+void bench_host_collect(struct bench_host *h)
+{
+	memset(h, 0, sizeof *h);
+	git_facts(h);
+	if (gethostname(h->host, sizeof h->host) != 0)
+		snprintf(h->host, sizeof h->host, "unknown");
+	h->host[sizeof h->host - 1] = 0;
+	cpu_model(h->cpu_model, sizeof h->cpu_model);
+	h->ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	topology(h);
+}
+
+/* The command line as a shell would take it back. */
+static void command_line(FILE *f, int argc, char **argv)
+{
+	size_t len = 1;
+	for (int i = 0; i < argc; i++)
+		len += strlen(argv[i]) * 4 + 3;
+	char *s = malloc(len), *p = s;
+	if (!s) {
+		fputs("null", f);
+		return;
+	}
+	for (int i = 0; i < argc; i++) {
+		const char *a = argv[i];
+		bool plain = *a && strspn(a, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_./=,:+-@%") == strlen(a);
+		if (i)
+			*p++ = ' ';
+		if (plain) {
+			p = stpcpy(p, a);
+			continue;
+		}
+		*p++ = '\'';
+		for (; *a; a++) {
+			if (*a == '\'')
+				p = stpcpy(p, "'\\''");
+			else
+				*p++ = *a;
+		}
+		*p++ = '\'';
+	}
+	*p = 0;
+	bench_json_str(f, s);
+	free(s);
+}
+
+static void param_object(FILE *f, const struct sb_param *tbl, const void *obj)
+{
+	fputs("{\n", f);
+	if (tbl)
+		sb_param_json(tbl, obj, f, "      ");
+	fputs("    }", f);
+}
+
+void bench_write_meta(FILE *f, const struct bench_opts *o, struct bench_result *r, const struct bench_host *h)
+{
+	bench_json_kv(f, "{\n  \"run_id\": ", r->run_id);
+	bench_json_kv(f, ",\n  \"date\": ", r->date);
+	bench_json_kv(f, ",\n  \"git\": { \"sha\": ", h->git_sha);
+	fprintf(f, ", \"dirty\": %s },\n  \"command_line\": ", h->git_dirty < 0 ? "null" : h->git_dirty ? "true" : "false");
+	command_line(f, o->argc, o->argv);
+	bench_json_kv(f, ",\n  \"host\": ", h->host);
+	bench_json_kv(f, ",\n  \"cpu_model\": ", h->cpu_model);
+	fprintf(f, ",\n  \"cores_online\": %ld,\n  \"topology\": { \"synthetic\": ", h->ncpu);
+	bench_json_str(f, h->topology[0] ? h->topology : NULL);
+	fprintf(f, ", \"packages\": %u, \"cores\": %u, \"pus\": %u, \"hwloc_api\": \"0x%x\" },\n", h->packages, h->cores,
+		h->pus, (unsigned)HWLOC_API_VERSION);
+	bench_json_kv(f, "  \"compiler\": { \"version\": ", __VERSION__);
+	bench_json_kv(f, ", \"flags\": ", SB_BUILD_CFLAGS);
+	bench_json_kv(f, " },\n  \"policy\": {\n    \"name\": ", o->policy->name);
+	fprintf(f, ",\n    \"version\": %d,\n    \"description\": ", o->policy->version);
+	bench_json_str(f, o->policy->description);
+	fputs(",\n    \"params\": ", f);
+	param_object(f, o->policy->params, o->pparams);
+	fputs("\n  },\n  \"core\": {\n", f);
+	sb_param_json(sb_core_params, &o->core, f, "    ");
+	bench_json_kv(f, "  },\n  \"workload\": {\n    \"name\": ", o->workload->name);
+	bench_json_kv(f, ",\n    \"description\": ", o->workload->description);
+	fputs(",\n    \"classes\": [", f);
+	for (unsigned i = 0; i < r->nclasses; i++) {
+		fputs(i ? ", " : "", f);
+		bench_json_str(f, o->workload->classes[i]);
+	}
+	fputs("],\n    \"params\": ", f);
+	param_object(f, o->workload->params, o->wparams);
+	fprintf(f, "\n  },\n  \"seed\": %lld,\n  \"duration_s\": ", (long long)o->p.seed);
+	bench_json_num(f, o->p.jobs ? NAN : o->p.duration);
+	bench_json_kn(f, ",\n  \"warmup_s\": ", o->p.warmup);
+	bench_json_kn(f, ",\n  \"jobs\": ", o->p.jobs ? (double)o->p.jobs : NAN);
+	fputs(",\n  \"run\": {\n", f);
+	sb_param_json(bench_param_table, &o->p, f, "    ");
+	bench_json_kv(f, "  },\n  \"failure\": ", r->failure);
+	fputs("\n}\n", f);
+}

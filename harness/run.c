@@ -1,0 +1,384 @@
+/*
+ * run.c - one run: runtime and workload up, warm-up, measurement window, progress, stop, read
+ * everything back, write the result files, print the summary.
+ *
+ * Owns the order of a run and the measurement window: jobs are recorded by the core only when
+ * submitted inside [window start, window end), which opens when the warm-up ends and closes
+ * when the run is told to stop (or a bounded run is done), so jobs still in flight at the end
+ * count, and jobs submitted while stopping do not. Counters are cumulative over the whole run
+ * (the accounting reconciles them); window rates come from relaxed snapshots at both ends.
+ * Does not own the files' formats (report.c, meta.c, trace.c) or the directory (outdir.c).
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "bench.h"
+
+const char *bench_class_name(const struct sb_workload *w, unsigned i)
+{
+	static char spare[SB_MAX_CLASSES][16];
+	unsigned n = 0;
+	while (w->classes && w->classes[n])
+		n++;
+	if (i < n)
+		return w->classes[i];
+	snprintf(spare[i % SB_MAX_CLASSES], sizeof spare[0], "class%u", i);
+	return spare[i % SB_MAX_CLASSES];
+}
+
+static void counters_now(const struct sb_rt *rt, uint64_t out[SB_NR_COUNTERS])
+{
+	uint64_t w[SB_NR_COUNTERS];
+	sb_rt_other_counters(rt, out);
+	for (unsigned i = 0; i < sb_rt_nworkers(rt); i++) {
+		sb_rt_worker_counters(rt, i, w);
+		for (unsigned c = 0; c < SB_NR_COUNTERS; c++)
+			out[c] += w[c];
+	}
+}
+
+static struct bench_cpu cpu_now(void)
+{
+	struct rusage ru;
+	getrusage(RUSAGE_SELF, &ru);
+	return (struct bench_cpu){ .user_s = (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6,
+				   .sys_s = (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6 };
+}
+
+static void sleep_ms(long ms)
+{
+	struct timespec ts = { .tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000L };
+	nanosleep(&ts, NULL);
+}
+
+/* ---- the measurement window ---- */
+
+struct window {
+	bool open;
+	uint64_t cnt0[SB_NR_COUNTERS]; /* counters and CPU time when it opened */
+	struct bench_cpu cpu0;
+};
+
+static void window_open(struct sb_rt *rt, struct bench_result *r, struct window *w, uint64_t now)
+{
+	w->open = true;
+	r->win_start = now;
+	counters_now(rt, w->cnt0);
+	w->cpu0 = cpu_now();
+	sb_rt_set_window(rt, now, UINT64_MAX);
+}
+
+/* ---- progress ---- */
+
+struct progress {
+	bool on, tty;
+	uint64_t next, last_t;
+	uint64_t last_jobs;
+};
+
+static void progress(struct progress *p, const struct bench_opts *o, void *wst, uint64_t start, uint64_t now,
+		     bool measuring)
+{
+	if (!p->on || now < p->next)
+		return;
+	struct wl_counts c;
+	o->workload->counts(wst, &c);
+	double dt = (double)(now - p->last_t) / 1e9;
+	double rate = dt > 0 ? (double)(c.jobs_done - p->last_jobs) / dt : 0;
+	double el = (double)(now - start) / 1e9;
+	char phase[64];
+	if (!measuring)
+		snprintf(phase, sizeof phase, "warm-up");
+	else if (o->p.jobs)
+		snprintf(phase, sizeof phase, "bounded %lld jobs", (long long)o->p.jobs);
+	else
+		snprintf(phase, sizeof phase, "measuring %.0f s", o->p.duration);
+	fprintf(stderr, "%s%7.1f s  %-20s jobs done %12llu  %12.0f jobs/s%s", p->tty ? "\r" : "", el, phase,
+		(unsigned long long)c.jobs_done, rate, p->tty ? "  " : "\n");
+	fflush(stderr);
+	p->last_t = now;
+	p->last_jobs = c.jobs_done;
+	p->next = now + 1000000000ull;
+}
+
+/* ---- reading the recordings back ---- */
+
+struct collect {
+	struct bench_result *r;
+	size_t caprows, caplanes;
+	bool oom;
+};
+
+static void grow(void **arr, size_t *cap, size_t need, size_t elem, bool *oom)
+{
+	if (need <= *cap)
+		return;
+	size_t nc = *cap ? *cap : 64;
+	while (nc < need)
+		nc *= 2;
+	void *p = realloc(*arr, nc * elem);
+	if (!p) {
+		*oom = true;
+		return;
+	}
+	*arr = p;
+	*cap = nc;
+}
+
+static void visit(void *ctx, int worker, unsigned thread_id, const struct sb_rec *rec)
+{
+	struct collect *c = ctx;
+	struct bench_result *r = c->r;
+	for (unsigned k = 0; k < SB_MAX_CLASSES; k++) {
+		if (!rec->hist[k])
+			continue;
+		if (!r->hist[k] && !(r->hist[k] = calloc(1, sizeof *r->hist[k]))) {
+			c->oom = true;
+			continue;
+		}
+		sb_hist_merge(r->hist[k], rec->hist[k]);
+		sb_hist_merge(&r->all, rec->hist[k]);
+	}
+	r->rows_dropped += rec->rows_dropped;
+	if (rec->nrows) {
+		grow((void **)&r->rows, &c->caprows, r->nrows + rec->nrows, sizeof *r->rows, &c->oom);
+		if (c->caprows >= r->nrows + rec->nrows) {
+			memcpy(r->rows + r->nrows, rec->rows, rec->nrows * sizeof *r->rows);
+			r->nrows += rec->nrows;
+		} else {
+			r->rows_dropped += rec->nrows;
+		}
+	}
+	r->ev_lost += rec->ev_dropped;
+	if (rec->nev) {
+		grow((void **)&r->lanes, &c->caplanes, r->nlanes + 1, sizeof *r->lanes, &c->oom);
+		if (c->caplanes > r->nlanes) {
+			r->lanes[r->nlanes++] = (struct bench_lane){ .worker = worker, .thread_id = thread_id, .ev = rec->ev,
+								     .nev = rec->nev };
+			r->ev_total += rec->nev;
+		}
+	}
+}
+
+static int row_order(const void *a, const void *b)
+{
+	const struct sb_jobrow *x = a, *y = b;
+	if (x->t_submit != y->t_submit)
+		return x->t_submit < y->t_submit ? -1 : 1;
+	return x->id < y->id ? -1 : x->id > y->id;
+}
+
+struct pstat_sink {
+	struct bench_result *r;
+	size_t cap;
+};
+
+static void pstat(void *ctx, const char *key, double v)
+{
+	struct pstat_sink *s = ctx;
+	bool oom = false;
+	grow((void **)&s->r->pstats, &s->cap, s->r->npstats + 1, sizeof *s->r->pstats, &oom);
+	char *k = oom ? NULL : strdup(key);
+	if (k)
+		s->r->pstats[s->r->npstats++] = (struct bench_stat){ .key = k, .value = v };
+}
+
+static void reconcile(struct bench_result *r)
+{
+	const uint64_t *t = r->total_cnt;
+	const struct wl_counts *w = &r->wl;
+	/* workload.h: every job ends in exactly one teardown, and every task the workload made ran to
+	 * an end (done/error) or was dropped; yields and blocks are extra runs of the same task */
+	uint64_t ends = t[SB_C_RUN] + t[SB_C_DROPPED];
+	uint64_t made = w->tasks_created + t[SB_C_YIELD] + t[SB_C_BLOCKED];
+	r->recon_ok = w->jobs_done == w->jobs_submitted && w->jobs_submitted == t[SB_C_TEARDOWN] && made == ends;
+	if (!r->recon_ok)
+		snprintf(r->recon_text, sizeof r->recon_text,
+			 "accounting does not add up: jobs submitted %llu, done %llu, teardowns %llu; tasks created %llu "
+			 "vs run %llu - yields %llu - blocked %llu + dropped %llu",
+			 (unsigned long long)w->jobs_submitted, (unsigned long long)w->jobs_done,
+			 (unsigned long long)t[SB_C_TEARDOWN], (unsigned long long)w->tasks_created,
+			 (unsigned long long)t[SB_C_RUN], (unsigned long long)t[SB_C_YIELD],
+			 (unsigned long long)t[SB_C_BLOCKED], (unsigned long long)t[SB_C_DROPPED]);
+}
+
+static void result_free(struct bench_result *r)
+{
+	for (unsigned k = 0; k < SB_MAX_CLASSES; k++)
+		free(r->hist[k]);
+	for (size_t i = 0; i < r->npstats; i++)
+		free(r->pstats[i].key);
+	free(r->pstats);
+	free(r->worker_cnt);
+	free(r->rows);
+	free(r->lanes);
+	free((char *)r->failure);
+}
+
+/* A runtime or workload that could not start: a resource problem is a failed run (1); anything
+ * else is a value the policy, core or workload refused, i.e. bad input (2). */
+static int start_failure_status(const char *err)
+{
+	static const char *const resource[] = { "out of memory", "cannot create", "cannot initialise", "hwloc: cannot" };
+	for (size_t i = 0; i < sizeof resource / sizeof resource[0]; i++)
+		if (strstr(err, resource[i]))
+			return BENCH_EXIT_FAIL;
+	return BENCH_EXIT_USAGE;
+}
+
+/* ---- writing ---- */
+
+static int write_files(const struct bench_opts *o, struct bench_result *r, const struct bench_host *h, char *err,
+		       size_t errlen)
+{
+	/* trace first: summary.json reports how much of it was kept */
+	static const struct {
+		const char *name;
+		bench_writer fn;
+	} files[] = {
+		{ "trace.json", trace_write }, { "jobs.csv", bench_write_jobs }, { "workers.csv", bench_write_workers },
+		{ "summary.json", bench_write_summary }, { "meta.json", bench_write_meta },
+	};
+	for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
+		if (files[i].fn == trace_write && !o->core.trace)
+			continue;
+		FILE *f = bench_out_open(files[i].name, err, errlen);
+		if (!f)
+			return -1;
+		files[i].fn(f, o, r, h);
+		if (bench_out_close(f, files[i].name, err, errlen) != 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* ---- the run ---- */
+
+int bench_run(struct bench_opts *o)
+{
+	struct bench_result r;
+	memset(&r, 0, sizeof r);
+	char err[4096] = "";
+	time_t wall = time(NULL);
+	struct tm tm;
+	gmtime_r(&wall, &tm);
+	strftime(r.date, sizeof r.date, "%Y-%m-%dT%H:%M:%SZ", &tm);
+	char stamp[32];
+	strftime(stamp, sizeof stamp, "%Y%m%dT%H%M%SZ", &tm);
+	snprintf(r.run_id, sizeof r.run_id, "%s-%s-%s", stamp, o->policy->name, o->workload->name);
+	while (r.nclasses < SB_MAX_CLASSES && o->workload->classes && o->workload->classes[r.nclasses])
+		r.nclasses++;
+
+	/* everything that forks (git) or may fail on bad input happens before any thread exists */
+	struct bench_host host;
+	bench_host_collect(&host);
+	if (bench_out_prepare(o->out, r.run_id, sizeof r.run_id, err, sizeof err) != 0) {
+		bench_error("%s", err);
+		return BENCH_EXIT_USAGE;
+	}
+
+	r.t0 = sb_now_ns();
+	struct sb_rt *rt = sb_rt_create(&o->core, o->policy, o->pparams, err, sizeof err);
+	if (!rt) {
+		bench_out_abandon();
+		bench_error("cannot start policy %s: %s", o->policy->name, err);
+		return start_failure_status(err);
+	}
+	r.nworkers = sb_rt_nworkers(rt);
+	sb_rt_set_window(rt, UINT64_MAX, UINT64_MAX); /* nothing recorded during warm-up */
+
+	_Atomic bool stop = false;
+	struct wl_env env = { .rt = rt, .seed = (uint64_t)o->p.seed, .jobs = o->p.jobs, .stop = &stop };
+	void *wst = NULL;
+	uint64_t start = sb_now_ns();
+	uint64_t warm_end = start + (uint64_t)(o->p.warmup * 1e9);
+	uint64_t deadline = o->p.jobs ? UINT64_MAX : warm_end + (uint64_t)(o->p.duration * 1e9);
+	struct window win = { .open = false };
+	/* without a warm-up the window opens before the first job, or a bounded run would miss the
+	 * jobs its clients submit at once */
+	if (o->p.warmup == 0)
+		window_open(rt, &r, &win, start);
+	if (o->workload->start(&env, o->wparams, &wst, err, sizeof err) != 0) {
+		atomic_store(&stop, true);
+		sb_rt_destroy(rt);
+		bench_out_abandon();
+		bench_error("cannot start workload %s: %s", o->workload->name, err);
+		return start_failure_status(err);
+	}
+	struct progress pg = { .on = !o->quiet, .tty = isatty(STDERR_FILENO), .next = start + 1000000000ull,
+			       .last_t = start };
+	for (;;) {
+		uint64_t now = sb_now_ns();
+		if (!win.open && now >= warm_end)
+			window_open(rt, &r, &win, now);
+		if (sb_rt_failure(rt) || now >= deadline || (o->p.jobs && o->workload->done(wst)))
+			break;
+		progress(&pg, o, wst, start, now, win.open);
+		sleep_ms(o->p.jobs ? 2 : 10);
+	}
+	r.win_end = sb_now_ns();
+	if (!win.open) /* stopped before the warm-up ended (a failure, or a quicker bounded run) */
+		window_open(rt, &r, &win, r.win_end);
+	sb_rt_set_window(rt, r.win_start, r.win_end);
+	counters_now(rt, r.window_cnt);
+	struct bench_cpu cpu1 = cpu_now();
+	for (unsigned c = 0; c < SB_NR_COUNTERS; c++)
+		r.window_cnt[c] -= win.cnt0[c];
+	r.cpu_window = (struct bench_cpu){ cpu1.user_s - win.cpu0.user_s, cpu1.sys_s - win.cpu0.sys_s };
+	r.window_s = (double)(r.win_end - r.win_start) / 1e9;
+	if (pg.on && pg.tty)
+		fputc('\n', stderr);
+
+	atomic_store(&stop, true);
+	o->workload->stop(wst);
+	sb_rt_stop(rt, SB_STOP_DRAIN);
+	r.cpu_total = cpu_now();
+	o->workload->counts(wst, &r.wl);
+
+	const char *fail = sb_rt_failure(rt);
+	r.failure = fail ? strdup(fail) : NULL;
+	r.worker_cnt = calloc(r.nworkers ? r.nworkers : 1, sizeof *r.worker_cnt);
+	struct collect col = { .r = &r };
+	if (!r.worker_cnt)
+		col.oom = true;
+	for (unsigned i = 0; r.worker_cnt && i < r.nworkers; i++)
+		sb_rt_worker_counters(rt, i, r.worker_cnt[i]);
+	sb_rt_other_counters(rt, r.other_cnt);
+	counters_now(rt, r.total_cnt);
+	reconcile(&r);
+	sb_rt_visit_recordings(rt, visit, &col);
+	struct pstat_sink ps = { .r = &r };
+	sb_rt_policy_stats(rt, pstat, &ps);
+	qsort(r.rows, r.nrows, sizeof *r.rows, row_order);
+
+	int rc = BENCH_EXIT_OK;
+	if (col.oom) {
+		bench_out_abandon();
+		bench_error("out of memory while reading the recordings back");
+		rc = BENCH_EXIT_FAIL;
+	} else if (write_files(o, &r, &host, err, sizeof err) != 0 || bench_out_publish(err, sizeof err) != 0) {
+		bench_out_abandon();
+		bench_error("%s", err);
+		rc = BENCH_EXIT_FAIL;
+	} else {
+		bench_print_table(stdout, o, &r);
+		printf("results: %s\n", bench_out_final());
+		fflush(stdout);
+		if (r.failure) {
+			/* the core has printed the whole report; one line here says what it means */
+			bench_error("run failed: %.*s (the full text is in summary.json)", (int)strcspn(r.failure, "\n"),
+				    r.failure);
+			rc = BENCH_EXIT_FAIL;
+		} else if (!r.recon_ok) {
+			bench_error("run failed: %s", r.recon_text);
+			rc = BENCH_EXIT_FAIL;
+		}
+	}
+	o->workload->destroy(wst);
+	sb_rt_destroy(rt);
+	result_free(&r);
+	return rc;
+}

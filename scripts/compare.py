@@ -1,0 +1,169 @@
+#!/usr/bin/python3
+"""compare.py - policies side by side on one workload.
+
+    compare.py COMPARE_DIR
+        plot the runs found under COMPARE_DIR (any */summary.json below it)
+    compare.py --run --schedbed BIN --workload W [--policies a,b] [--reps N] COMPARE_DIR [-- RUN ARGS]
+        first run every policy (default: every registered one) REPS times with the same seed,
+        alternating A B C A B C so that the machine's drift hits every policy alike, into
+        COMPARE_DIR/<policy>/r<k>/, then plot
+
+Writes into COMPARE_DIR: compare_throughput, compare_p99 and compare_cdf (PNG and PDF), and
+compare.csv (one row per policy: median, min and max of throughput and of p99 over the runs),
+which compare.gp draws with gnuplot. Medians with min..max, never a single run: this machine is
+shared and noisy. Knows no policy or workload by name.
+"""
+import argparse
+import csv
+import glob
+import os
+
+import numpy as np
+
+from sbresults import (Runner, cdf, die, fmt_rate, job_latencies, load_run, main_classes, parse_with_passthrough, plt,
+                       policy_names, save, split_list)
+
+
+def do_runs(a, extra):
+    policies = split_list(a.policies, "--policies") if a.policies else policy_names(a.schedbed)
+    if os.path.exists(a.dir) and os.listdir(a.dir):
+        die(f"{a.dir} exists and is not empty; give a new directory")
+    base = ["--workload", a.workload, "--seed", str(a.seed)] + (["--threads", str(a.threads)] if a.threads else [])
+    runner = Runner(a.schedbed, len(policies) * a.reps)
+    for k in range(1, a.reps + 1):
+        for p in policies:
+            runner.run(f"round {k}/{a.reps} {p:<14}", base + ["--policy", p] + extra,
+                       os.path.join(a.dir, p, f"r{k}"))
+    runner.report()
+
+
+def collect(root):
+    runs = [load_run(os.path.dirname(s)) for s in sorted(glob.glob(os.path.join(root, "**", "summary.json"),
+                                                                   recursive=True))]
+    runs = [r for r in runs if not r["summary"].get("failure") and r["summary"]["reconciliation"]["ok"]]
+    if not runs:
+        die(f"{root}: no successful runs (summary.json) below it")
+    workloads = {r["summary"]["workload"] for r in runs}
+    if len(workloads) > 1:
+        die(f"{root}: runs of several workloads ({', '.join(sorted(workloads))}); compare one at a time")
+    by = {}
+    for r in sorted(runs, key=lambda r: r["summary"]["run_id"]):
+        by.setdefault(r["summary"]["policy"], []).append(r)
+    return workloads.pop(), by
+
+
+def spread(values):
+    v = np.asarray([x for x in values if x is not None], dtype=float)
+    if not len(v):
+        return (np.nan, np.nan, np.nan)
+    return (float(np.median(v)), float(v.min()), float(v.max()))
+
+
+def bars(ax, names, stats, colour):
+    med = np.array([s[0] for s in stats])
+    lo = med - np.array([s[1] for s in stats])
+    hi = np.array([s[2] for s in stats]) - med
+    x = np.arange(len(names))
+    ax.bar(x, med, color=colour, yerr=[lo, hi], capsize=4, ecolor="black")
+    ax.set_xticks(x)
+    ax.set_xticklabels(names, rotation=20, ha="right")
+    return x, med
+
+
+def subtitle(by):
+    n = sorted({len(v) for v in by.values()})
+    first = next(iter(by.values()))[0]["summary"]
+    reps = f"{n[0]}" if len(n) == 1 else f"{n[0]}-{n[-1]}"
+    return f"{first['threads']} workers, {first['window_s']:.0f} s windows, median of {reps} runs, bars: min..max"
+
+
+def plot(root):
+    workload, by = collect(root)
+    names = list(by)
+    runs = [r for v in by.values() for r in v]
+    thr = [spread([r["summary"]["throughput"] for r in by[p]]) for p in names]
+    p99 = [spread([r["summary"]["all"]["p99"] for r in by[p]]) for p in names]
+
+    fig, ax = plt.subplots(figsize=(max(6, 1.1 * len(names) + 2), 4.4))
+    x, med = bars(ax, names, thr, "tab:blue")
+    for xi, m in zip(x, med):
+        ax.annotate(fmt_rate(m), (xi, m), ha="center", va="bottom", fontsize="small", xytext=(0, 3),
+                    textcoords="offset points")
+    if np.nanmax(med) > 30 * max(np.nanmin(med), 1e-9):
+        ax.set_yscale("log")  # one slow policy would flatten the others to nothing
+        ax.set_ylabel("throughput (jobs/s, log scale)")
+    else:
+        ax.set_ylabel("throughput (jobs/s)")
+    ax.set_title(f"{workload}: throughput per policy\n{subtitle(by)}")
+    fig.tight_layout()
+    out = [save(fig, root, "compare_throughput")]
+
+    classes = main_classes(runs, most=6)
+    fig, ax = plt.subplots(figsize=(min(15, max(7, 0.25 * len(classes) * len(names) + 3)), 4.8))
+    width = 0.8 / len(names)
+    for i, p in enumerate(names):
+        st = [spread([r["summary"]["classes"].get(c, {}).get("p99") for r in by[p]]) for c in classes]
+        med = np.array([s[0] for s in st]) / 1e3
+        err = [med - np.array([s[1] for s in st]) / 1e3, np.array([s[2] for s in st]) / 1e3 - med]
+        ax.bar(np.arange(len(classes)) + (i - (len(names) - 1) / 2) * width, med, width, yerr=err, capsize=2,
+               label=p, color=plt.cm.tab10(i % 10))
+    ax.set_xticks(np.arange(len(classes)))
+    ax.set_xticklabels(classes)
+    ax.set_yscale("log")
+    ax.set_xlabel("job class")
+    ax.set_ylabel("p99 latency (µs, log scale)")
+    ax.set_title(f"{workload}: p99 latency per job class and policy\n{subtitle(by)}")
+    ax.legend(title="policy", loc="upper left", bbox_to_anchor=(1.0, 1.0))
+    fig.tight_layout()
+    out.append(save(fig, root, "compare_p99"))
+
+    main = main_classes(runs, most=3)
+    fig, axes = plt.subplots(1, len(main), figsize=(5.2 * len(main), 4.4), squeeze=False)
+    for ax, c in zip(axes[0], main):
+        for i, p in enumerate(names):
+            lat = [job_latencies(r["dir"]).get(c) for r in by[p]]
+            lat = [v for v in lat if v is not None and len(v)]
+            if lat:
+                cdf(ax, np.concatenate(lat), p, color=plt.cm.tab10(i % 10))
+        ax.set_title(f"class {c}")
+        ax.legend(title="policy", loc="lower right")
+    fig.suptitle(f"{workload}: job latency CDF per policy (all runs pooled)")
+    fig.tight_layout()
+    out.append(save(fig, root, "compare_cdf"))
+
+    with open(os.path.join(root, "compare.csv"), "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["policy", "runs", "throughput_median", "throughput_min", "throughput_max", "p99_us_median",
+                    "p99_us_min", "p99_us_max"])
+        for p, t, q in zip(names, thr, p99):
+            w.writerow([p, len(by[p])] + [f"{v:.6g}" for v in t] + [f"{v / 1e3:.6g}" for v in q])
+    out.append(os.path.join(root, "compare.csv"))
+    for p in out:
+        print(p)
+
+
+def main():
+    ap = argparse.ArgumentParser(description="Compare policies on one workload (runs them first with --run).",
+                                 epilog="Arguments after -- go to every schedbed run, e.g. -- --duration 5 --set k=v")
+    ap.add_argument("dir", help="the comparison directory")
+    ap.add_argument("--run", action="store_true", help="run the policies first")
+    ap.add_argument("--schedbed", default="build/release/schedbed", help="the program (default %(default)s)")
+    ap.add_argument("--workload", help="workload to run (with --run)")
+    ap.add_argument("--policies", help="comma-separated policies (default: every registered one)")
+    ap.add_argument("--reps", type=int, default=3, help="rounds over all policies (default %(default)s)")
+    ap.add_argument("--seed", type=int, default=1, help="one seed for every run (default %(default)s)")
+    ap.add_argument("--threads", type=int, help="worker threads")
+    a, extra = parse_with_passthrough(ap)
+    if a.run:
+        if not a.workload:
+            die("--run needs --workload")
+        if a.reps < 1:
+            die("--reps must be at least 1")
+        do_runs(a, extra)
+    elif extra:
+        die(f"unexpected arguments {extra} (run arguments go with --run)")
+    plot(a.dir)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,219 @@
+"""sbresults.py - what the plotting and experiment scripts share.
+
+Owns reading a run directory written by `schedbed run` (summary.json, meta.json, jobs.csv),
+the look of every figure (units, log axes, saving PNG and PDF side by side), and running
+`schedbed run` from a script with one progress line per run. It knows no policy and no
+workload by name: everything it shows comes from the files. Does not own any figure's content;
+plot_run.py, compare.py and sweep.py do.
+
+Run with /usr/bin/python3 (Debian's matplotlib and numpy) and MPLBACKEND=Agg.
+"""
+import csv
+import json
+import os
+import subprocess
+import sys
+import time
+
+os.environ.setdefault("MPLBACKEND", "Agg")
+import matplotlib  # noqa: E402
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+
+PROG = os.path.basename(sys.argv[0])
+
+plt.rcParams.update({
+    "figure.dpi": 110,
+    "savefig.dpi": 130,
+    "axes.grid": True,
+    "grid.alpha": 0.3,
+    "axes.spines.top": False,
+    "axes.spines.right": False,
+    "legend.fontsize": "small",
+})
+
+
+def die(msg, status=2):
+    """One line naming the problem, then exit (2: bad input, as schedbed itself)."""
+    print(f"{PROG}: {msg}", file=sys.stderr)
+    sys.exit(status)
+
+
+def load_json(path):
+    try:
+        with open(path) as f:
+            return json.load(f)
+    except OSError as e:
+        die(f"cannot read {path}: {e.strerror}")
+    except json.JSONDecodeError as e:
+        die(f"{path} is not valid JSON: {e}")
+
+
+def load_run(run_dir):
+    """summary.json and meta.json of one run directory, as dicts, plus 'dir'."""
+    if not os.path.isdir(run_dir):
+        die(f"{run_dir} is not a directory (give a run directory such as results/<run-id>)")
+    s = os.path.join(run_dir, "summary.json")
+    if not os.path.exists(s):
+        die(f"{run_dir} has no summary.json: not a schedbed run directory")
+    run = {"dir": run_dir, "summary": load_json(s), "meta": {}}
+    m = os.path.join(run_dir, "meta.json")
+    if os.path.exists(m):
+        run["meta"] = load_json(m)
+    return run
+
+
+def job_latencies(run_dir):
+    """{class name: numpy array of latencies in ns} from jobs.csv (empty when it is missing)."""
+    path = os.path.join(run_dir, "jobs.csv")
+    out = {}
+    if not os.path.exists(path):
+        return out
+    with open(path, newline="") as f:
+        r = csv.reader(f)
+        head = next(r, None)
+        if not head or "class" not in head or "latency_ns" not in head:
+            die(f"{path}: header lacks class/latency_ns: {head}")
+        ci, li = head.index("class"), head.index("latency_ns")
+        for row in r:
+            out.setdefault(row[ci], []).append(int(row[li]))
+    return {k: np.asarray(v, dtype=np.float64) for k, v in out.items()}
+
+
+def fmt_ns(v):
+    """A latency for a label: 850 ns, 12.3 µs, 4.56 ms, 1.20 s."""
+    if v is None or not np.isfinite(v):
+        return "-"
+    if v < 1e3:
+        return f"{v:.0f} ns"
+    if v < 1e6:
+        return f"{v / 1e3:.1f} µs"
+    if v < 1e9:
+        return f"{v / 1e6:.2f} ms"
+    return f"{v / 1e9:.2f} s"
+
+
+def fmt_rate(v):
+    if v is None or not np.isfinite(v):
+        return "-"
+    for scale, unit in ((1e9, "G"), (1e6, "M"), (1e3, "k")):
+        if abs(v) >= scale:
+            return f"{v / scale:.3g}{unit}"
+    return f"{v:.3g}"
+
+
+def cdf(ax, lat_ns, label, **kw):
+    """Empirical CDF of latencies, x in µs on a log axis."""
+    x = np.sort(lat_ns) / 1e3
+    y = np.arange(1, len(x) + 1) / len(x)
+    ax.step(x, y, where="post", label=label, **kw)
+    ax.set_xscale("log")
+    ax.set_xlabel("job latency (µs, log scale)")
+    ax.set_ylabel("fraction of jobs at or below")
+    ax.set_ylim(0, 1.01)
+
+
+def tail(ax, lat_ns, label, **kw):
+    """Complementary CDF on log-log axes: where p99 and p99.9 live."""
+    x = np.sort(lat_ns) / 1e3
+    n = len(x)
+    y = 1.0 - np.arange(0, n) / n
+    ax.step(x, y, where="post", label=label, **kw)
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("job latency (µs, log scale)")
+    ax.set_ylabel("fraction of jobs slower (log scale)")
+    low = max(0.5 / n, 1e-6)
+    if len(ax.lines) > 1:  # the class with the most jobs reaches deepest into the tail
+        low = min(low, ax.get_ylim()[0])
+    ax.set_ylim(low, 1.1)
+    for q in (1e-2, 1e-3):
+        ax.axhline(q, color="grey", lw=0.6, ls=":")
+
+
+def save(fig, out_dir, stem):
+    """stem.png and stem.pdf in out_dir; returns the PNG path."""
+    png = os.path.join(out_dir, stem + ".png")
+    fig.savefig(png, bbox_inches="tight")
+    fig.savefig(os.path.join(out_dir, stem + ".pdf"), bbox_inches="tight")
+    plt.close(fig)
+    return png
+
+
+def title_of(summary):
+    return f"{summary['workload']} under {summary['policy']}"
+
+
+def main_classes(runs, most=3):
+    """The classes with the most jobs over the given runs, most first."""
+    counts = {}
+    for run in runs:
+        for c, v in run["summary"].get("classes", {}).items():
+            counts[c] = counts.get(c, 0) + v["count"]
+    return [c for c, _ in sorted(counts.items(), key=lambda kv: -kv[1])][:most]
+
+
+def policy_names(schedbed):
+    """Every registered policy, from the program itself."""
+    try:
+        out = subprocess.run([schedbed, "list", "--policies"], check=True, capture_output=True, text=True).stdout
+    except (OSError, subprocess.CalledProcessError) as e:
+        die(f"cannot ask {schedbed} for its policies: {e}")
+    return out.split()
+
+
+def parse_with_passthrough(ap):
+    """Parse sys.argv up to "--"; what follows goes to every `schedbed run` unchanged."""
+    argv = sys.argv[1:]
+    cut = argv.index("--") if "--" in argv else len(argv)
+    return ap.parse_args(argv[:cut]), argv[cut + 1:]
+
+
+def split_list(text, what):
+    items = [x.strip() for x in text.split(",") if x.strip()]
+    if not items:
+        die(f"{what}: give a comma-separated list")
+    return items
+
+
+class Runner:
+    """Runs `schedbed run` one configuration after another, with a progress line per run."""
+
+    def __init__(self, schedbed, total):
+        if not os.access(schedbed, os.X_OK):
+            die(f"{schedbed} is not an executable (build it with make schedbed)")
+        self.schedbed = schedbed
+        self.total = total
+        self.done = 0
+        self.failed = []
+        self.t0 = time.monotonic()
+
+    def run(self, label, args, out_dir):
+        """One run into out_dir. Bad input stops everything (exit 2); a failed run is noted and
+        skipped. Returns the run's summary dict, or None."""
+        self.done += 1
+        head = f"[{self.done:>3}/{self.total}] {label}"
+        print(f"{head} ...", end="", flush=True, file=sys.stderr)
+        p = subprocess.run([self.schedbed, "run", "--quiet", "--out", out_dir] + args, capture_output=True, text=True)
+        elapsed = time.monotonic() - self.t0
+        left = elapsed / self.done * (self.total - self.done)
+        eta = f"{int(left // 60)}m{int(left % 60):02d}s left"
+        if p.returncode == 2:
+            print(" bad input", file=sys.stderr)
+            die(p.stderr.strip() or f"schedbed exited 2 for {args}")
+        summary_path = os.path.join(out_dir, "summary.json")
+        if p.returncode != 0 or not os.path.exists(summary_path):
+            why = (p.stderr.strip().splitlines() or ["no message"])[-1]
+            print(f" FAILED (exit {p.returncode}: {why}); {eta}", file=sys.stderr)
+            self.failed.append((label, why))
+            return None
+        s = load_json(summary_path)
+        a = s["all"]
+        print(f" {fmt_rate(s['throughput'])} jobs/s, p99 {fmt_ns(a['p99'])}; {eta}", file=sys.stderr)
+        return s
+
+    def report(self):
+        for label, why in self.failed:
+            print(f"{PROG}: failed run {label}: {why}", file=sys.stderr)

@@ -1,0 +1,491 @@
+/*
+ * test_cli.c - the `schedbed` program from the outside: bad input, a good run's files, plots.
+ *
+ * Every test runs the built program (SCHEDBED_BIN, passed in by the Makefile) with fork+exec
+ * in a fresh temporary working directory, with stdout and stderr captured in another one, so
+ * "nothing was left behind" is a plain look at the working directory. What is asserted:
+ *   - each bad command line or parameter exits 2 with exactly one line on stderr naming the
+ *     problem, and leaves the working directory as it was (no results/, no hidden temporary);
+ *   - an interrupted run leaves nothing either, and two runs never share a result directory;
+ *   - a small bounded run of the micro workload, under every registered policy, exits 0 and
+ *     writes the five files: meta.json and summary.json parse and hold the required keys (and
+ *     the values the command line set), the CSV headers are exact, every job is a row;
+ *   - scripts/plot_run.py turns that run into PNG files.
+ * Only the micro workload is named; policies come from the registry.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../core/stats.h"
+#include "../workloads/workload.h"
+#include "common.h"
+
+#ifndef SCHEDBED_BIN
+#error "the Makefile passes -DSCHEDBED_BIN=<path of the schedbed program>"
+#endif
+#ifndef SB_SRCDIR
+#error "the Makefile passes -DSB_SRCDIR=<source tree>"
+#endif
+
+#define PYTHON "/usr/bin/python3"
+#define MAXARGS 24
+
+struct outcome {
+	int status;        /* exit status, or 128+signal */
+	char out[1 << 16];
+	char err[1 << 14];
+};
+
+static char *make_tmp(void)
+{
+	char *d = strdup("/tmp/schedbed-cli-XXXXXX");
+	cr_assert(d && mkdtemp(d), "temporary directory: %s", strerror(errno));
+	return d;
+}
+
+static void remove_tree(const char *d)
+{
+	char cmd[512];
+	snprintf(cmd, sizeof cmd, "rm -rf '%s'", d);
+	cr_assert_eq(system(cmd), 0, "%s", cmd);
+}
+
+static void slurp(const char *path, char *buf, size_t len)
+{
+	buf[0] = 0;
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return;
+	size_t n = fread(buf, 1, len - 1, f);
+	buf[n] = 0;
+	fclose(f);
+}
+
+static pid_t spawn_in(const char *cwd, const char *cap, char *const argv[])
+{
+	char out[256], err[256];
+	snprintf(out, sizeof out, "%s/stdout", cap);
+	snprintf(err, sizeof err, "%s/stderr", cap);
+	pid_t pid = fork();
+	cr_assert(pid >= 0, "fork: %s", strerror(errno));
+	if (pid == 0) {
+		int fo = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		int fe = open(err, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		if (fo < 0 || fe < 0 || chdir(cwd) != 0 || dup2(fo, 1) < 0 || dup2(fe, 2) < 0)
+			_exit(127);
+		setenv("MPLBACKEND", "Agg", 1);
+		execv(argv[0], argv);
+		_exit(127);
+	}
+	return pid;
+}
+
+static void wait_for(pid_t pid, const char *cap, struct outcome *o)
+{
+	int st;
+	cr_assert_eq(waitpid(pid, &st, 0), pid);
+	o->status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+	char path[256];
+	snprintf(path, sizeof path, "%s/stdout", cap);
+	slurp(path, o->out, sizeof o->out);
+	snprintf(path, sizeof path, "%s/stderr", cap);
+	slurp(path, o->err, sizeof o->err);
+}
+
+/* Run argv (NULL-terminated) in cwd and wait. */
+static void run_in(const char *cwd, char *const argv[], struct outcome *o)
+{
+	char *cap = make_tmp();
+	wait_for(spawn_in(cwd, cap, argv), cap, o);
+	remove_tree(cap);
+	free(cap);
+}
+
+static size_t count_lines(const char *s)
+{
+	size_t n = 0;
+	for (; *s; s++)
+		n += *s == '\n';
+	return n;
+}
+
+/* Every entry of a directory (hidden ones too), sorted into one string. */
+static void listing(const char *dir, char *buf, size_t len)
+{
+	char cmd[512];
+	snprintf(cmd, sizeof cmd, "ls -A '%s'", dir);
+	FILE *p = popen(cmd, "r");
+	cr_assert(p);
+	size_t n = fread(buf, 1, len - 1, p);
+	buf[n] = 0;
+	pclose(p);
+}
+
+/* ---- bad input ---- */
+
+/*
+ * One case: what to put in the working directory first, the arguments ("@P" stands for the
+ * first registered policy, "@E" for an empty argument) and a piece of the one line the program
+ * must print.
+ */
+struct bad_case {
+	char prep[32];            /* "", "file:NAME" or "fulldir:NAME" */
+	char args[MAXARGS][48];   /* ends at the first empty string */
+	char expect[64];
+};
+
+#define RUN "run", "--policy", "@P", "--workload", "micro"
+
+static const struct bad_case bad_cases[] = {
+	{ "", { "" }, "missing command" },
+	{ "", { "frobnicate" }, "unknown command 'frobnicate'" },
+	{ "", { "run" }, "missing --policy" },
+	{ "", { "run", "--policy", "@P" }, "missing --workload" },
+	{ "", { "run", "--policy", "no-such-policy", "--workload", "micro" }, "unknown policy 'no-such-policy'" },
+	{ "", { "run", "--policy", "@P", "--workload", "no-such-workload" }, "unknown workload 'no-such-workload'" },
+	{ "", { "run", "--policy" }, "--policy needs a value" },
+	{ "", { RUN, "--frobnicate" }, "bad option '--frobnicate'" },
+	{ "", { RUN, "-x" }, "unknown option '-x'" },
+	{ "", { RUN, "stray" }, "unexpected argument 'stray'" },
+	{ "", { RUN, "--set", "no_such_parameter=1" }, "unknown parameter 'no_such_parameter'" },
+	{ "", { RUN, "--set", "length" }, "expected NAME=VALUE" },
+	{ "", { RUN, "--set", "=5" }, "expected NAME=VALUE" },
+	{ "", { RUN, "--set", "length=" }, "needs a value" },
+	{ "", { RUN, "--set", "length=abc" }, "not an integer" },
+	{ "", { RUN, "--set", "length=-5" }, "out of range" },
+	{ "", { RUN, "--set", "length=0" }, "out of range" },
+	{ "", { RUN, "--set", "length=99999999999999999999999" }, "out of range" },
+	{ "", { RUN, "--set", "pattern=sideways" }, "not a valid choice" },
+	{ "", { RUN, "--set", "check=maybe" }, "not a boolean" },
+	{ "", { RUN, "--set", "core.length=5" }, "unknown parameter 'length'" },
+	{ "", { RUN, "--set", "planet.length=5" }, "unknown prefix 'planet'" },
+	{ "", { RUN, "--set", "workload.thread_count=2" }, "unknown parameter 'thread_count'" },
+	{ "", { RUN, "--threads", "0" }, "out of range" },
+	{ "", { RUN, "--threads", "100000" }, "out of range" },
+	{ "", { RUN, "--threads", "-3" }, "out of range" },
+	{ "", { RUN, "--threads", "two" }, "not an integer" },
+	{ "", { RUN, "--duration", "0" }, "out of range" },
+	{ "", { RUN, "--duration", "-1" }, "out of range" },
+	{ "", { RUN, "--duration", "soon" }, "not a number" },
+	{ "", { RUN, "--duration", "1e999" }, "out of range" },
+	{ "", { RUN, "--duration", "1", "--jobs", "5" }, "exclude each other" },
+	{ "", { RUN, "--jobs", "0" }, "out of range" },
+	{ "", { RUN, "--jobs", "-1" }, "out of range" },
+	{ "", { RUN, "--jobs", "1.5" }, "not an integer" },
+	{ "", { RUN, "--warmup", "-1" }, "out of range" },
+	{ "", { RUN, "--seed", "-1" }, "out of range" },
+	{ "", { RUN, "--seed", "0x" }, "not an integer" },
+	{ "", { RUN, "--trace-limit", "0" }, "out of range" },
+	{ "", { RUN, "--jobs", "5", "--set", "topology=not a topology" }, "not a valid hwloc synthetic topology" },
+	{ "file:blocker", { RUN, "--jobs", "5", "--out", "blocker/run" }, "cannot create directory 'blocker/run'" },
+	{ "file:blocker", { RUN, "--jobs", "5", "--out", "blocker" }, "exists and is not a directory" },
+	{ "fulldir:old", { RUN, "--jobs", "5", "--out", "old" }, "exists and is not empty" },
+	{ "", { RUN, "--jobs", "5", "--out", "@E" }, "--out needs a directory path" },
+	{ "", { "list", "--frobnicate" }, "bad option '--frobnicate'" },
+};
+
+ParameterizedTestParameters(cli, bad_input)
+{
+	return cr_make_param_array(struct bad_case, (void *)bad_cases, sizeof bad_cases / sizeof bad_cases[0]);
+}
+
+static void prepare(const char *dir, const char *prep)
+{
+	char path[512];
+	if (strncmp(prep, "file:", 5) == 0) {
+		snprintf(path, sizeof path, "%s/%s", dir, prep + 5);
+		FILE *f = fopen(path, "w");
+		cr_assert(f);
+		fputs("not a directory\n", f);
+		fclose(f);
+	} else if (strncmp(prep, "fulldir:", 8) == 0) {
+		snprintf(path, sizeof path, "%s/%s", dir, prep + 8);
+		cr_assert_eq(mkdir(path, 0755), 0);
+		strcat(path, "/keep");
+		FILE *f = fopen(path, "w");
+		cr_assert(f);
+		fclose(f);
+	}
+}
+
+ParameterizedTest(struct bad_case *c, cli, bad_input, .timeout = 30)
+{
+	char *dir = make_tmp();
+	prepare(dir, c->prep);
+	char before[4096], after[4096];
+	listing(dir, before, sizeof before);
+
+	char *argv[MAXARGS + 2];
+	int n = 0;
+	argv[n++] = (char *)SCHEDBED_BIN;
+	for (int i = 0; i < MAXARGS && c->args[i][0]; i++) {
+		const char *a = c->args[i];
+		argv[n++] = strcmp(a, "@P") == 0 ? (char *)sb_policies[0]->name : strcmp(a, "@E") == 0 ? (char *)"" : (char *)a;
+	}
+	argv[n] = NULL;
+	struct outcome *o = malloc(sizeof *o);
+	cr_assert(o);
+	run_in(dir, argv, o);
+
+	cr_expect_eq(o->status, 2, "exit status %d for case '%s'; stderr: %s", o->status, c->expect, o->err);
+	cr_expect_eq(count_lines(o->err), 1, "one line on stderr for case '%s', got: %s", c->expect, o->err);
+	cr_expect(strstr(o->err, c->expect), "stderr names the problem ('%s'): %s", c->expect, o->err);
+	cr_expect(strncmp(o->err, "schedbed: ", 10) == 0, "the line starts with the program's name: %s", o->err);
+	listing(dir, after, sizeof after);
+	cr_expect_str_eq(after, before, "nothing left behind for case '%s'", c->expect);
+	free(o);
+	remove_tree(dir);
+	free(dir);
+}
+
+/* ---- an interrupted run leaves nothing ---- */
+
+Test(cli, interrupted_run_leaves_nothing, .timeout = 60)
+{
+	char *dir = make_tmp();
+	char *cap = make_tmp();
+	char *argv[] = { SCHEDBED_BIN, "run", "--policy", (char *)sb_policies[0]->name, "--workload", "micro",
+			 "--duration", "60", "--threads", "1", "--quiet", NULL };
+	pid_t pid = spawn_in(dir, cap, argv);
+	/* the hidden temporary directory appears before any thread starts; then interrupt */
+	char results[512], names[4096] = "";
+	snprintf(results, sizeof results, "%s/results", dir);
+	for (int i = 0; i < 3000 && !strstr(names, ".tmp-"); i++) {
+		struct timespec ts = { 0, 10 * 1000 * 1000 };
+		nanosleep(&ts, NULL);
+		if (access(results, F_OK) == 0)
+			listing(results, names, sizeof names);
+	}
+	cr_assert(strstr(names, ".tmp-"), "the run made its temporary directory: %s", names);
+	kill(pid, SIGINT);
+	struct outcome *o = malloc(sizeof *o);
+	cr_assert(o);
+	wait_for(pid, cap, o);
+	cr_expect_eq(o->status, 130, "exit status after SIGINT: %d (%s)", o->status, o->err);
+	char after[4096];
+	listing(dir, after, sizeof after);
+	cr_expect_str_eq(after, "", "nothing left behind: %s", after);
+	free(o);
+	remove_tree(cap);
+	remove_tree(dir);
+	free(cap);
+	free(dir);
+}
+
+/* ---- a good run ---- */
+
+#define GOOD_JOBS "24"
+#define GOOD_LENGTH "50"
+
+/* Run /usr/bin/python3 -c code args...; true when it exits 0. Its stderr goes to ours. */
+static bool python_ok(const char *code, const char *a1, const char *a2)
+{
+	pid_t pid = fork();
+	cr_assert(pid >= 0);
+	if (pid == 0) {
+		execl(PYTHON, PYTHON, "-c", code, a1, a2, (char *)NULL);
+		_exit(127);
+	}
+	int st;
+	waitpid(pid, &st, 0);
+	return WIFEXITED(st) && WEXITSTATUS(st) == 0;
+}
+
+static void first_line(const char *path, char *buf, size_t len)
+{
+	slurp(path, buf, len);
+	buf[strcspn(buf, "\n")] = 0;
+}
+
+/* Checks shared by every policy's good run; returns the run directory (malloc'd). */
+static char *good_run(const char *policy, const char *dir, bool trace)
+{
+	char *argv[] = { SCHEDBED_BIN, "run", "--policy", (char *)policy, "--workload", "micro", "--jobs", GOOD_JOBS,
+			 "--set", "workload.length=" GOOD_LENGTH, "--set", "core.thread_count=2", "--set", "stall_limit=5000",
+			 "--check", "--quiet", "--out", "run", trace ? "--trace" : NULL, NULL };
+	struct outcome *o = malloc(sizeof *o);
+	cr_assert(o);
+	run_in(dir, argv, o);
+	cr_assert_eq(o->status, 0, "policy %s: exit %d, stderr: %s", policy, o->status, o->err);
+	cr_expect_str_eq(o->err, "", "--quiet prints nothing on stderr: %s", o->err);
+	cr_expect(strstr(o->out, "results: run"), "stdout names the result directory: %s", o->out);
+	cr_expect(strstr(o->out, "p99"), "stdout has the summary table: %s", o->out);
+	free(o);
+	char *run = malloc(512);
+	snprintf(run, 512, "%s/run", dir);
+	return run;
+}
+
+ParameterizedTestParameters(cli, good_run_files)
+{
+	static struct sb_tpol pols[64];
+	size_t n = 0;
+	for (const struct sb_policy_ops *const *p = sb_policies; *p && n < 64; p++)
+		snprintf(pols[n++].name, sizeof pols[0].name, "%s", (*p)->name);
+	return cr_make_param_array(struct sb_tpol, pols, n);
+}
+
+ParameterizedTest(struct sb_tpol *pol, cli, good_run_files, .timeout = 60)
+{
+	char *dir = make_tmp();
+	char *run = good_run(pol->name, dir, true);
+	char listed[4096];
+	listing(run, listed, sizeof listed);
+	cr_expect_str_eq(listed, "jobs.csv\nmeta.json\nsummary.json\ntrace.json\nworkers.csv\n", "the five files");
+	listing(dir, listed, sizeof listed);
+	cr_expect_str_eq(listed, "run\n", "only the result directory, no temporary: %s", listed);
+
+	char path[600];
+	snprintf(path, sizeof path, "%s/meta.json", run);
+	cr_expect(python_ok("import json,sys\n"
+			    "m=json.load(open(sys.argv[1]))\n"
+			    "need='git command_line host cpu_model cores_online topology compiler date policy core workload seed duration_s warmup_s jobs failure'.split()\n"
+			    "miss=[k for k in need if k not in m]\n"
+			    "assert not miss, miss\n"
+			    "assert m['policy']['name']==sys.argv[2] and 'params' in m['policy']\n"
+			    "assert m['core']['thread_count']==2 and m['core']['check'] is True\n"
+			    "assert m['workload']['name']=='micro' and m['workload']['params']['length']==" GOOD_LENGTH "\n"
+			    "assert m['jobs']==" GOOD_JOBS " and m['failure'] is None\n"
+			    "assert 'sha' in m['git'] and 'dirty' in m['git'] and m['compiler']['flags']\n",
+			    path, pol->name),
+		  "meta.json parses and has the required keys and values");
+	snprintf(path, sizeof path, "%s/summary.json", run);
+	cr_expect(python_ok("import json,sys\n"
+			    "s=json.load(open(sys.argv[1]))\n"
+			    "need='run_id policy workload threads window_s jobs throughput tasks_per_s cpu classes counters policy_stats reconciliation failure'.split()\n"
+			    "miss=[k for k in need if k not in s]\n"
+			    "assert not miss, miss\n"
+			    "assert s['jobs']==" GOOD_JOBS " and s['threads']==2 and s['failure'] is None\n"
+			    "assert s['reconciliation']['ok'] is True\n"
+			    "c=s['classes']['chain']\n"
+			    "assert set('count throughput p50 p90 p99 p999 max mean'.split())<=set(c)\n"
+			    "assert c['count']==" GOOD_JOBS " and c['p50']<=c['p99']<=c['max']\n"
+			    "assert len(s['counters']['workers'])==2 and 'stolen' in s['counters']['total']\n"
+			    "assert s['counters']['total']['tasks']==" GOOD_JOBS "*" GOOD_LENGTH "\n",
+			    path, NULL),
+		  "summary.json parses, has the required keys, and the run adds up");
+	snprintf(path, sizeof path, "%s/trace.json", run);
+	cr_expect(python_ok("import json,sys\n"
+			    "t=json.load(open(sys.argv[1]))['traceEvents']\n"
+			    "x=[e for e in t if e['ph']=='X' and e.get('cat') in ('task','steal')]\n"
+			    "assert len(x)==" GOOD_JOBS "*" GOOD_LENGTH ", len(x)\n"
+			    "assert all(e['name'].startswith('chain') and 'job' in e['args'] for e in x)\n",
+			    path, NULL),
+		  "trace.json parses and has one X event per task");
+
+	char line[4096], expect[4096];
+	snprintf(path, sizeof path, "%s/jobs.csv", run);
+	first_line(path, line, sizeof line);
+	cr_expect_str_eq(line, "id,class,work_level,arrival_ns,submit_ns,start_ns,end_ns,latency_ns,end_worker,status");
+	static char body[1 << 16];
+	slurp(path, body, sizeof body);
+	cr_expect_eq(count_lines(body), 1 + (size_t)atoi(GOOD_JOBS), "one row per job:\n%s", body);
+	snprintf(path, sizeof path, "%s/workers.csv", run);
+	first_line(path, line, sizeof line);
+	snprintf(expect, sizeof expect, "worker");
+	for (unsigned c = 0; c < SB_NR_COUNTERS; c++) {
+		strcat(expect, ",");
+		strcat(expect, sb_counter_names[c]);
+	}
+	cr_expect_str_eq(line, expect);
+	slurp(path, body, sizeof body);
+	cr_expect_eq(count_lines(body), 1 + 2 + 1, "header, two workers, the other threads:\n%s", body);
+	cr_expect(strstr(body, "\nother,"), "a row for the other threads");
+	free(run);
+	remove_tree(dir);
+	free(dir);
+}
+
+Test(cli, plot_run_makes_pngs, .timeout = 120)
+{
+	char *dir = make_tmp();
+	char *run = good_run(sb_policies[0]->name, dir, true);
+	char *argv[] = { PYTHON, SB_SRCDIR "/scripts/plot_run.py", run, NULL };
+	struct outcome *o = malloc(sizeof *o);
+	cr_assert(o);
+	run_in(dir, argv, o);
+	cr_assert_eq(o->status, 0, "plot_run.py: exit %d, stderr: %s", o->status, o->err);
+	static const char *const pngs[] = { "latency_cdf.png", "timeline.png" };
+	for (size_t i = 0; i < 2; i++) {
+		char path[700], head[16];
+		snprintf(path, sizeof path, "%s/%s", run, pngs[i]);
+		FILE *f = fopen(path, "rb");
+		cr_assert(f, "%s was written", pngs[i]);
+		size_t n = fread(head, 1, 8, f);
+		fclose(f);
+		cr_expect(n == 8 && memcmp(head, "\x89PNG\r\n\x1a\n", 8) == 0, "%s is a PNG", pngs[i]);
+	}
+	free(o);
+	free(run);
+	remove_tree(dir);
+	free(dir);
+}
+
+Test(cli, run_ids_are_unique, .timeout = 60)
+{
+	char *dir = make_tmp();
+	char *argv[] = { SCHEDBED_BIN, "run", "--policy", (char *)sb_policies[0]->name, "--workload", "micro",
+			 "--jobs", "2", "--set", "length=10", "--quiet", NULL };
+	struct outcome *o = malloc(sizeof *o);
+	cr_assert(o);
+	for (int i = 0; i < 2; i++) {
+		run_in(dir, argv, o);
+		cr_assert_eq(o->status, 0, "run %d: %s", i, o->err);
+	}
+	char results[512], names[4096];
+	snprintf(results, sizeof results, "%s/results", dir);
+	listing(results, names, sizeof names);
+	cr_expect_eq(count_lines(names), 2, "two runs, two result directories: %s", names);
+	cr_expect_null(strstr(names, ".tmp-"), "no temporary left: %s", names);
+	free(o);
+	remove_tree(dir);
+	free(dir);
+}
+
+/* ---- list and help ---- */
+
+Test(cli, list_names_everything, .timeout = 30)
+{
+	char *dir = make_tmp();
+	char *argv[] = { SCHEDBED_BIN, "list", NULL };
+	struct outcome *o = malloc(sizeof *o);
+	cr_assert(o);
+	run_in(dir, argv, o);
+	cr_assert_eq(o->status, 0, "%s", o->err);
+	for (const struct sb_policy_ops *const *p = sb_policies; *p; p++) {
+		cr_expect(strstr(o->out, (*p)->name), "policy %s listed", (*p)->name);
+		for (const struct sb_param *q = (*p)->params; q && q->type != SB_P_END; q++)
+			if (q->type != SB_P_INCLUDE)
+				cr_expect(strstr(o->out, q->name), "parameter %s of %s listed", q->name, (*p)->name);
+	}
+	for (const struct sb_workload *const *w = sb_workloads; *w; w++)
+		cr_expect(strstr(o->out, (*w)->name), "workload %s listed", (*w)->name);
+	for (const struct sb_param *q = sb_core_params; q->type != SB_P_END; q++)
+		cr_expect(strstr(o->out, q->name), "core parameter %s listed", q->name);
+	free(o);
+	remove_tree(dir);
+	free(dir);
+}
+
+Test(cli, help_on_every_command, .timeout = 30)
+{
+	char *dir = make_tmp();
+	static const char *const cmds[][3] = { { "--help" }, { "help" }, { "run", "--help" }, { "list", "--help" } };
+	struct outcome *o = malloc(sizeof *o);
+	cr_assert(o);
+	for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++) {
+		char *argv[] = { SCHEDBED_BIN, (char *)cmds[i][0], (char *)cmds[i][1], NULL };
+		run_in(dir, argv, o);
+		cr_expect_eq(o->status, 0, "%s %s: exit %d", cmds[i][0], cmds[i][1] ? cmds[i][1] : "", o->status);
+		cr_expect(strstr(o->out, "usage: schedbed"), "%s %s prints a usage", cmds[i][0], cmds[i][1] ? cmds[i][1] : "");
+	}
+	free(o);
+	remove_tree(dir);
+	free(dir);
+}
