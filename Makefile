@@ -110,8 +110,8 @@ stress: deps $(B)/tsan/stress $(B)/asan/stress
 	$(B)/tsan/stress $(STRESS_ARGS)
 	$(B)/asan/stress $(STRESS_ARGS)
 
-## test        everything CI runs: the Criterion suite, then the sanitizer stress runs
-test: unit stress
+## test        everything CI runs: the Criterion suite, the sanitizer stress runs, the model check
+test: unit stress model-check
 
 # ---- runs and plots ----
 SCHEDBED := $(B)/release/schedbed
@@ -146,6 +146,12 @@ sweep: deps $(SCHEDBED)
 	$(PYTHON) scripts/sweep.py --schedbed $(SCHEDBED) --workload $(WORKLOAD) --param $(RATE_PARAM) --rates $(RATES) \
 		$(if $(POLICIES),--policies $(POLICIES)) $(if $(THREADS),--threads $(THREADS)) --out results/sweep-$(STAMP) -- \
 		$(if $(findstring --duration,$(ARGS))$(findstring --jobs,$(ARGS)),,--duration 3) $(ARGS)
+
+# ---- model checking (models/README.md) ----
+.PHONY: model-check
+## model-check spin on models/: suspend/wake and watcher protocols verify, broken variants are refuted
+model-check: deps
+	CC="$(CC)" models/check.sh $(B)/models
 
 clean:
 	rm -rf $(B)

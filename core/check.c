@@ -5,8 +5,9 @@
  * Verified at each task start and end, through the task's check state (queued -> running ->
  * free/parked/queued again):
  *   - each task runs exactly once per submission (a start finds it queued, nobody else's);
- *   - sticky tasks of a transaction never overlap (a per-transaction running count <= 1);
- *     lane items are sticky tasks, so lanes are covered by the same count;
+ *   - sticky tasks of a transaction never overlap, for policies that promise it
+ *     (SB_POLICY_STICKY_EXCLUSIVE: a bound worker, a lane, a slot): a per-transaction count
+ *     taken before the transaction lock, which would otherwise hide the overlap;
  *   - a sticky task counted in its transaction's sticky word runs on the bound worker;
  *   - a task submitted after its job was cancelled is never run (it must be dropped);
  *   - no task runs for a job whose count is already zero.
@@ -78,8 +79,11 @@ bool sb_check_run_begin(struct sb_thread *tc, struct sb_task *t)
 void sb_check_sticky_enter(struct sb_thread *tc, struct sb_task *t)
 {
 	char w[48];
-	/* acq_rel: overlapping runs of one transaction's sticky tasks see each other */
-	if (atomic_fetch_add_explicit(&t->txn->running, 1, memory_order_acq_rel) != 0)
+	/* acq_rel: overlapping runs of one transaction's sticky tasks see each other. Policies
+	 * that do not promise exclusivity leave it to the transaction lock, and then a second
+	 * task waiting at the lock is normal. */
+	if (atomic_fetch_add_explicit(&t->txn->running, 1, memory_order_acq_rel) != 0 &&
+	    (tc->rt->ops->flags & SB_POLICY_STICKY_EXCLUSIVE))
 		sb_fail(tc->rt, "invariant 'sticky tasks of a transaction never overlap' violated: task %llu of job "
 			"%llu (transaction %llu) started on %s while another of its sticky tasks runs",
 			(unsigned long long)t->seq, (unsigned long long)t->job->id,

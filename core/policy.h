@@ -40,6 +40,14 @@ struct sb_idle {
 
 typedef void (*sb_stat_emit_fn)(void *ctx, const char *key, double value);
 
+/* What a policy promises, so check mode can hold it to it. */
+enum sb_policy_flags {
+	/* The policy itself never lets two sticky tasks of one transaction run at once (a bound
+	 * worker, a lane, a slot), without relying on the transaction lock: check mode counts them
+	 * before the lock is taken and fails the run on an overlap. */
+	SB_POLICY_STICKY_EXCLUSIVE = 1u << 0,
+};
+
 struct sb_policy_ops {
 	/*
 	 * Create the policy's state for `rt` (workers exist but have not asked for work yet).
@@ -111,6 +119,7 @@ struct sb_policy_ops {
 	const char *name;
 	const char *description;     /* one line, with the memo it implements */
 	int version;
+	unsigned flags;                /* enum sb_policy_flags */
 	const struct sb_param *params; /* parameter table; NULL when the policy has none */
 	size_t params_size;            /* size of the parameter block */
 };

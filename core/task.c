@@ -435,10 +435,12 @@ static SB_COLD void run_slow(struct sb_thread *tc, struct sb_task *t, bool stole
 	t->flags &= ~(uint32_t)SB_TF_BOUND;
 	uint32_t cls = t->cls;
 	if (sticky) {
-		sb_txn_lock(tc, txn);
-		sb_count(tc, SB_C_STICKY, 1);
+		/* counted before the lock: the lock serialises sticky tasks whatever the policy does,
+		 * so only a count taken outside it can show that a policy let two in at once */
 		if (rt->cfg.check)
 			sb_check_sticky_enter(tc, t);
+		sb_txn_lock(tc, txn);
+		sb_count(tc, SB_C_STICKY, 1);
 	}
 	if (tc->worker >= 0) {
 		struct sb_worker *w = &rt->w[tc->worker];
@@ -463,14 +465,14 @@ static SB_COLD void run_slow(struct sb_thread *tc, struct sb_task *t, bool stole
 		trace_task(tc, j, cls, t0, sb_now_ns(), stolen, r);
 	tc->current = outer;
 
+	if (sticky)
+		sb_txn_unlock(txn);
 	if (rt->cfg.check) {
 		if (sticky)
 			sb_check_sticky_leave(tc, txn);
 		if (r != SB_BLOCKED)
 			sb_check_run_end(tc, t);
 	}
-	if (sticky)
-		sb_txn_unlock(txn);
 	if (bound)
 		sb_txn_unbind(txn);
 	finish(tc, t, j, r);

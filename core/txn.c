@@ -65,7 +65,10 @@ void sb_txn_map_fini(struct sb_rt *rt)
 	cds_lfht_for_each(rt->txns, &it, n) {
 		struct txn_entry *e = caa_container_of(n, struct txn_entry, node);
 		if (!cds_lfht_del(rt->txns, n)) {
-			sb_policy_txn_fini(rt, atomic_load_explicit(&e->x, memory_order_acquire));
+			struct sb_txn *x = atomic_load_explicit(&e->x, memory_order_acquire);
+			sb_policy_txn_fini(rt, x);
+			/* release: pairs with the acquire in free_entry (see sb_txn_end) */
+			atomic_store_explicit(&e->x, x, memory_order_release);
 			urcu_memb_call_rcu(&e->rcu, free_entry);
 		}
 	}

@@ -4,7 +4,8 @@
  * The watcher (memo 000, jogasaki's conditional task worker): conditional tasks that the policy
  * sends SB_TO_WATCHER arrive on one MPSC queue. The watcher drains it into a private pending
  * list, runs on its own thread the body of every task whose check now holds (or drops it if
- * its job was cancelled), keeps the rest, and sleeps watcher_interval us if anything is left,
+ * its job was cancelled) -- except a sticky one, which goes back to the policy to run where the
+ * transaction's other sticky tasks run -- keeps the rest, and sleeps watcher_interval us if anything is left,
  * otherwise until the next arrival (an eventcount on cond_seq: read, drain, wait for a change).
  *
  * The monitor (memo 001's idea: a thread that walks the workers counting up while the same
@@ -51,9 +52,18 @@ static void *watcher_main(void *arg)
 			sb_list_push(&pending, t);
 		for (size_t k = pending.len; k > 0; k--) {
 			t = sb_list_pop(&pending);
-			if (job_dropped(rt, t) || sb_task_ready(t)) {
-				t->flags &= ~(uint32_t)SB_TF_COND; /* checked here; the body runs now */
-				sb_run(tc, t, false);
+			if (job_dropped(rt, t)) {
+				sb_run(tc, t, false); /* the core drops it */
+			} else if (sb_task_ready(t)) {
+				t->flags &= ~(uint32_t)SB_TF_COND; /* checked here */
+				if ((t->flags & SB_TF_STICKY) && t->txn) {
+					/* a sticky body runs where the policy runs the transaction's sticky
+					 * work (bound worker, lane, slot), not on this thread */
+					t->flags |= SB_TF_AGAIN;
+					sb_place(tc, t);
+				} else {
+					sb_run(tc, t, false);
+				}
 			} else {
 				sb_list_push(&pending, t);
 			}

@@ -325,8 +325,12 @@ static void trace_instant(struct sb_thread *tc, enum sb_trace_kind kind, uint64_
 	rec->ev[rec->nev++] = (struct sb_tev){ .ts = ts, .dur = dur, .kind = (uint8_t)kind };
 }
 
-/* Suspend until woken or `us` passes. Returns a task found by the re-check, if any. */
-static struct sb_task *suspend(struct sb_worker *w, uint64_t us, bool *after_suspend)
+/* Suspend until woken or the suspend timeout passes. Returns a task found by the re-check, if
+ * any. The re-check after announcing the suspension is the whole idle decision again -- pop,
+ * then the policy's idle step -- so that the sleep's length, and whether to sleep at all, are
+ * decided on what the re-check saw: a pop may itself park work (a PTL) that then needs a capped
+ * sleep (models/idle.pml, PTL_FIX_CAP). */
+static struct sb_task *suspend(struct sb_worker *w, bool *after_suspend)
 {
 	struct sb_rt *rt = w->rt;
 	struct sb_thread *tc = &w->tc;
@@ -335,8 +339,17 @@ static struct sb_task *suspend(struct sb_worker *w, uint64_t us, bool *after_sus
 	/* (W): pairs with (P) in sb_wake_worker / sb_wake_any; see the file comment */
 	atomic_thread_fence(memory_order_seq_cst);
 	struct sb_task *t = sb_policy_pop(rt, w->idx);
+	struct sb_idle io = { .wake = -1 };
+	if (!t) {
+		t = sb_policy_idle(rt, w->idx, &io);
+		if (io.wake >= 0 && (unsigned)io.wake < rt->n && (unsigned)io.wake != w->idx)
+			sb_wake_worker(rt, (unsigned)io.wake);
+	}
+	uint64_t us = (uint64_t)rt->cfg.worker_suspend_timeout;
+	if (io.max_suspend_us && io.max_suspend_us < us)
+		us = io.max_suspend_us;
 	bool woken = false;
-	if (!t && !atomic_load_explicit(&rt->stopping, memory_order_relaxed)) {
+	if (!t && !io.stay_awake && !atomic_load_explicit(&rt->stopping, memory_order_relaxed)) {
 		sb_count(tc, SB_C_SUSPEND, 1);
 		uint64_t t0 = sb_now_ns();
 		sb_futex_wait(&w->state, SB_W_SUSPENDED, us * 1000);
@@ -410,10 +423,7 @@ static void *worker_main(void *arg)
 			continue;
 		if (++empty > rt->cfg.worker_try_count) {
 			empty = 0;
-			uint64_t us = (uint64_t)rt->cfg.worker_suspend_timeout;
-			if (io.max_suspend_us && io.max_suspend_us < us)
-				us = io.max_suspend_us;
-			if ((t = suspend(w, us, &after_suspend)))
+			if ((t = suspend(w, &after_suspend)))
 				run_here(w, t, false, &after_suspend);
 		}
 	}
@@ -476,9 +486,10 @@ static int topology_init(struct sb_rt *rt, char *err, size_t errlen)
 
 static void rt_free(struct sb_rt *rt)
 {
+	/* transactions first: their txn_fini still needs the policy's state */
+	sb_txn_map_fini(rt);
 	if (rt->pstate)
 		sb_policy_destroy(rt);
-	sb_txn_map_fini(rt);
 	struct sb_thread *tc = rt->threads;
 	while (tc) {
 		struct sb_thread *next = tc->next_all;
@@ -501,6 +512,9 @@ static void rt_free(struct sb_rt *rt)
 static void join_workers(struct sb_rt *rt)
 {
 	atomic_store_explicit(&rt->stopping, true, memory_order_relaxed);
+	/* (P) for the stop: pairs with (W) in suspend(), so a worker about to sleep either sees
+	 * stopping or is woken by wake_all (on x86 the stores are ordered anyway; not elsewhere) */
+	atomic_thread_fence(memory_order_seq_cst);
 	wake_all(rt);
 	for (unsigned i = 0; i < rt->n; i++)
 		if (rt->w[i].started)

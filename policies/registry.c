@@ -7,12 +7,19 @@
 #include <string.h>
 
 extern const struct sb_policy_ops serial_ops, stealing_ops, hybrid_ops, fifo_ops;
+extern const struct sb_policy_ops distribution_ops, lanes_ops, txslot_ops;
+extern const struct sb_policy_ops global_ops, priority_ops;
 
 const struct sb_policy_ops *const sb_policies[] = {
 	&serial_ops,
 	&stealing_ops,
 	&hybrid_ops,
+	&distribution_ops,
+	&lanes_ops,
+	&txslot_ops,
 	&fifo_ops,
+	&global_ops,
+	&priority_ops,
 	NULL,
 };
 

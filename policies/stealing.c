@@ -27,6 +27,10 @@
  * taker's PTL, scanned before the LTQ, and moved back to the LTQ after ptl_requeue failed
  * checks so that stealing can move it).
  *
+ * For family members with their own placement rules the file also offers the placement in
+ * pieces (ws_pick, ws_submit_to) and the occupancy-guarded lane that memo 001's task processing
+ * lanes and transaction slots share (ws_lane_*; stealing itself uses none of them).
+ *
  * Invariants: a sticky task is only ever in the sticky queue of its transaction's bound
  * worker; nothing is stolen from sticky queues or PTLs; every task is in exactly one queue.
  * Limits: a full ring refuses the push and the submitting thread runs the task itself
@@ -35,6 +39,7 @@
  */
 #include "stealing.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -98,6 +103,15 @@ struct sb_rt *ws_rt(struct ws *ws)
 	return ws->rt;
 }
 
+void *ws_alloc_lines(size_t size)
+{
+	size_t sz = (size + SB_CACHELINE - 1) / SB_CACHELINE * SB_CACHELINE;
+	void *p = aligned_alloc(SB_CACHELINE, sz ? sz : SB_CACHELINE);
+	if (p)
+		memset(p, 0, sz);
+	return p;
+}
+
 /* Order victims nearest first by hwloc distance, ties by how far after `self` they come. */
 static void sort_by_distance(const struct sb_rt *rt, unsigned self, unsigned *v, unsigned k)
 {
@@ -120,11 +134,9 @@ int ws_create(struct sb_rt *rt, const struct ws_params *p, struct ws **out, char
 	ws->p = *p;
 	ws->n = sb_nworkers(rt);
 	ws->own_queue_first = sb_rt_config(rt)->use_preferred_worker_for_current_thread;
-	size_t sz = (ws->n * sizeof *ws->w + SB_CACHELINE - 1) / SB_CACHELINE * SB_CACHELINE;
-	ws->w = aligned_alloc(SB_CACHELINE, sz);
+	ws->w = ws_alloc_lines(ws->n * sizeof *ws->w);
 	if (!ws->w)
 		goto oom;
-	memset(ws->w, 0, sz);
 	for (unsigned i = 0; i < ws->n; i++) {
 		struct ws_worker *w = &ws->w[i];
 		if (sb_mpmc_init(&w->ring, (unsigned)p->queue_log2) || sb_deque_init(&w->dq, (unsigned)p->queue_log2))
@@ -206,6 +218,17 @@ int ws_push(struct ws *ws, unsigned w, struct sb_thread *caller, struct sb_task 
 	return push_impl(ws, w, caller, t);
 }
 
+/* Worker w was chosen: sticky tasks follow their transaction's binding, the rest go to w. */
+static inline int place_on(struct ws *ws, unsigned w, struct sb_thread *caller, struct sb_task *t)
+{
+	if ((t->flags & SB_TF_STICKY) && t->txn) {
+		w = sb_txn_bind(t, w);
+		sb_mpsc_push(&ws->w[w].sticky, t);
+		return (int)w;
+	}
+	return push_impl(ws, w, caller, t);
+}
+
 static inline int submit_impl(struct ws *ws, struct sb_thread *caller, struct sb_task *t)
 {
 	int self = sb_thread_worker(caller);
@@ -218,18 +241,24 @@ static inline int submit_impl(struct ws *ws, struct sb_thread *caller, struct sb
 	}
 	if ((t->flags & SB_TF_COND) && ws->p.conditional == WS_COND_WATCHER)
 		return SB_TO_WATCHER;
-	unsigned w = pick(ws, caller, t);
-	if ((t->flags & SB_TF_STICKY) && t->txn) {
-		w = sb_txn_bind(t, w);
-		sb_mpsc_push(&ws->w[w].sticky, t);
-		return (int)w;
-	}
-	return push_impl(ws, w, caller, t);
+	return place_on(ws, pick(ws, caller, t), caller, t);
 }
 
 int ws_submit(struct ws *ws, struct sb_thread *caller, struct sb_task *t)
 {
 	return submit_impl(ws, caller, t);
+}
+
+unsigned ws_pick(struct ws *ws, struct sb_thread *caller, const struct sb_task *t)
+{
+	return pick(ws, caller, t);
+}
+
+int ws_submit_to(struct ws *ws, unsigned w, struct sb_thread *caller, struct sb_task *t)
+{
+	if ((t->flags & SB_TF_COND) && ws->p.conditional == WS_COND_WATCHER)
+		return SB_TO_WATCHER;
+	return place_on(ws, w, caller, t);
 }
 
 /* ---- taking work ---- */
@@ -264,6 +293,12 @@ static __attribute__((noinline, cold)) struct sb_task *ptl_scan(struct ws *ws, s
 		}
 		if (ws->p.ptl_requeue && ++t->pint >= ws->p.ptl_requeue) {
 			t->pint = 0;
+			/* a sticky task is bound to this worker: back to its sticky queue, never stealable */
+			if ((t->flags & SB_TF_STICKY) && t->txn) {
+				sb_mpsc_push(&me->sticky, t);
+				bump(&me->nr_ptl_requeue);
+				continue;
+			}
 			if (sb_mpmc_push(&me->ring, t)) {
 				bump(&me->nr_ptl_requeue);
 				continue;
@@ -287,6 +322,45 @@ static inline struct sb_task *sticky_pop(struct ws_worker *me)
 	return sb_mpsc_empty(&me->sticky) ? NULL : sb_mpsc_pop(&me->sticky);
 }
 
+/* jogasaki's check order: accumulate thousandths; below one whole, sticky goes first */
+static inline __attribute__((always_inline)) struct sb_task *queues_pop(struct ws *ws, struct ws_worker *me)
+{
+	struct sb_task *t;
+	me->ratio_acc += ws->p.dev_thousandths_ratio_check_local_first;
+	if (me->ratio_acc < 1000) {
+		if (!(t = sticky_pop(me)))
+			t = main_pop(ws, me);
+	} else {
+		me->ratio_acc -= 1000;
+		if (!(t = main_pop(ws, me)))
+			t = sticky_pop(me);
+	}
+	return t;
+}
+
+static inline bool ptl_candidate(struct ws *ws, const struct sb_task *t)
+{
+	return (t->flags & SB_TF_COND) && ws->p.conditional == WS_COND_PTL && !dropped(t);
+}
+
+/* Memo 001: a conditional task taken from the LTQ before its time goes to the PTL, and the
+ * worker goes on looking. It must not return NULL with other work still queued behind the
+ * parked task: a worker re-checking before it sleeps would sleep on it (models/idle.pml). */
+static __attribute__((noinline, cold)) struct sb_task *ptl_take(struct ws *ws, struct ws_worker *me,
+								   struct sb_task *t)
+{
+	do {
+		if (sb_task_ready(t)) {
+			t->flags &= ~(uint32_t)SB_TF_COND;
+			return t;
+		}
+		t->pint = 0;
+		sb_list_push(&me->ptl, t);
+		t = queues_pop(ws, me);
+	} while (t && ptl_candidate(ws, t));
+	return t;
+}
+
 static inline __attribute__((always_inline)) struct sb_task *pop_impl(struct ws *ws, unsigned self)
 {
 	struct ws_worker *me = &ws->w[self];
@@ -297,24 +371,9 @@ static inline __attribute__((always_inline)) struct sb_task *pop_impl(struct ws 
 		if (me->stash.len)
 			return stash_pop(me);
 	}
-	/* jogasaki's check order: accumulate thousandths; below one whole, sticky goes first */
-	me->ratio_acc += ws->p.dev_thousandths_ratio_check_local_first;
-	if (me->ratio_acc < 1000) {
-		if (!(t = sticky_pop(me)))
-			t = main_pop(ws, me);
-	} else {
-		me->ratio_acc -= 1000;
-		if (!(t = main_pop(ws, me)))
-			t = sticky_pop(me);
-	}
-	if (t && (t->flags & SB_TF_COND) && ws->p.conditional == WS_COND_PTL && !dropped(t)) {
-		if (!sb_task_ready(t)) {
-			t->pint = 0;
-			sb_list_push(&me->ptl, t);
-			return NULL;
-		}
-		t->flags &= ~(uint32_t)SB_TF_COND;
-	}
+	t = queues_pop(ws, me);
+	if (t && __builtin_expect(ptl_candidate(ws, t), 0))
+		return ptl_take(ws, me, t);
 	return t;
 }
 
@@ -435,6 +494,90 @@ void ws_stats(struct ws *ws, sb_stat_emit_fn emit, void *ctx)
 	emit(ctx, "steal_half_extra", (double)extra);
 }
 
+/* ---- occupancy-guarded queues (stealing.h explains the one-word protocol) ---- */
+
+#define WS_LANE_HELD ((uintptr_t)1)
+#define WS_LANE_ENDED ((uintptr_t)2)
+#define WS_LANE_FLAGS (WS_LANE_HELD | WS_LANE_ENDED)
+_Static_assert(_Alignof(struct sb_task) > WS_LANE_FLAGS, "a task pointer leaves the lane's flag bits free");
+
+int ws_lane_txn_init(struct sb_txn *x)
+{
+	struct ws_lane *l = ws_alloc_lines(sizeof *l);
+	if (!l)
+		return -ENOMEM;
+	atomic_init(&l->word, 0);
+	l->marker.flags = SB_TF_MARKER;
+	sb_txn_set_pdata(x, l);
+	return 0;
+}
+
+bool ws_lane_push(struct sb_task *t)
+{
+	struct ws_lane *l = sb_txn_pdata(t->txn);
+	uintptr_t old = atomic_load_explicit(&l->word, memory_order_relaxed);
+	for (;;) {
+		/* relaxed: the link is published by the CAS below */
+		atomic_store_explicit(&t->node.next, (struct sb_node *)(old & ~WS_LANE_FLAGS), memory_order_relaxed);
+		/* acq_rel. release: publishes t and its link; pairs with the acquire in ws_lane_take.
+		 * acquire: when this push takes the right it reads the value the last holder's
+		 * give_back CAS wrote (release), so the new holder sees that holder's `mine`. */
+		if (atomic_compare_exchange_weak_explicit(&l->word, &old, (uintptr_t)t | (old & WS_LANE_FLAGS) | WS_LANE_HELD,
+							  memory_order_acq_rel, memory_order_relaxed))
+			return !(old & WS_LANE_HELD);
+	}
+}
+
+struct sb_task *ws_lane_take(struct ws_lane *l)
+{
+	struct sb_task *t = sb_list_pop(&l->mine);
+	if (t || !(atomic_load_explicit(&l->word, memory_order_relaxed) & ~WS_LANE_FLAGS))
+		return t;
+	/* acquire: pairs with the pushers' release; takes the whole stack and keeps the flag bits
+	 * (the right stays held), so no CAS loop is needed */
+	uintptr_t w = atomic_fetch_and_explicit(&l->word, WS_LANE_FLAGS, memory_order_acquire);
+	struct sb_node *top = (struct sb_node *)(w & ~WS_LANE_FLAGS), *n = top, *rev = NULL;
+	size_t k = 0;
+	/* newest first on the stack: reverse it so that the lane runs oldest first */
+	while (n) {
+		struct sb_node *next = atomic_load_explicit(&n->next, memory_order_relaxed);
+		atomic_store_explicit(&n->next, rev, memory_order_relaxed);
+		rev = n;
+		n = next;
+		k++;
+	}
+	l->mine.head = rev;
+	l->mine.tail = top;
+	l->mine.len = k;
+	return sb_list_pop(&l->mine);
+}
+
+bool ws_lane_give_back(struct ws_lane *l)
+{
+	if (l->mine.len)
+		return false;
+	uintptr_t old = atomic_load_explicit(&l->word, memory_order_relaxed);
+	do {
+		if (old & ~WS_LANE_FLAGS)
+			return false; /* the lane refuses while tasks remain (memo 001, C-3-1) */
+		/* acq_rel. release: the next holder's push (acquire) sees this holder's `mine`.
+		 * acquire: when ws_lane_txn_fini came first, the free below follows all it did. */
+	} while (!atomic_compare_exchange_weak_explicit(&l->word, &old, old & WS_LANE_ENDED, memory_order_acq_rel,
+							memory_order_relaxed));
+	if (old & WS_LANE_ENDED)
+		free(l); /* the transaction ended while we held the right: the lane is ours to free */
+	return true;
+}
+
+void ws_lane_txn_fini(struct sb_txn *x)
+{
+	struct ws_lane *l = sb_txn_pdata(x);
+	/* acq_rel: exactly one of this and the holder's give_back sees the other's bit; whoever
+	 * frees has acquired the other side's last accesses */
+	if (!(atomic_fetch_or_explicit(&l->word, WS_LANE_ENDED, memory_order_acq_rel) & WS_LANE_HELD))
+		free(l);
+}
+
 /* ---- the `stealing` policy: the component as it is ---- */
 
 static int stealing_create(struct sb_rt *rt, const void *params, void **state, char *err, size_t errlen)
@@ -462,6 +605,7 @@ const struct sb_policy_ops stealing_ops = {
 	.name = "stealing",
 	.description = "jogasaki's default (memo 000): per-worker main+sticky queues, steal sweep after the last victim",
 	.version = 1,
+	.flags = SB_POLICY_STICKY_EXCLUSIVE,
 	.params = ws_param_table,
 	.params_size = sizeof(struct ws_params),
 };

@@ -90,7 +90,19 @@ static const struct sb_policy_ops broken_ops = {
 	.version = 1,
 };
 
-static struct sb_rt *broken_rt(enum bug bug, int threads)
+/* The same policy claiming SB_POLICY_STICKY_EXCLUSIVE, which its shared queue does not keep. */
+static const struct sb_policy_ops broken_exclusive_ops = {
+	.create = broken_create,
+	.destroy = broken_destroy,
+	.submit = broken_submit,
+	.pop = broken_pop,
+	.name = "broken_exclusive",
+	.description = "test-only policy that promises exclusive sticky tasks and breaks the promise",
+	.version = 1,
+	.flags = SB_POLICY_STICKY_EXCLUSIVE,
+};
+
+static struct sb_rt *broken_rt_ops(const struct sb_policy_ops *ops, enum bug bug, int threads)
 {
 	want_bug = bug;
 	struct sb_config cfg;
@@ -99,9 +111,14 @@ static struct sb_rt *broken_rt(enum bug bug, int threads)
 	cfg.check = true;
 	cfg.stall_limit = 3000;
 	char err[256] = "";
-	struct sb_rt *rt = sb_rt_create(&cfg, &broken_ops, NULL, err, sizeof err);
+	struct sb_rt *rt = sb_rt_create(&cfg, ops, NULL, err, sizeof err);
 	cr_assert(rt, "%s", err);
 	return rt;
+}
+
+static struct sb_rt *broken_rt(enum bug bug, int threads)
+{
+	return broken_rt_ops(&broken_ops, bug, threads);
 }
 
 static enum sb_result slow_leaf(struct sb_task *t)
@@ -167,13 +184,9 @@ Test(check, placement_out_of_range_is_caught, .timeout = 30)
 	sb_rt_stop(rt, SB_STOP_CANCEL);
 }
 
-Test(check, sticky_off_the_bound_worker_is_caught, .timeout = 30)
+/* Run fan-out jobs of 64 sticky tasks of one transaction until the run fails (or give up). */
+static const char *sticky_rounds(struct sb_rt *rt, struct sb_txn *x)
 {
-	/* two workers take sticky tasks bound to worker 0 from a shared queue: sooner or later
-	 * worker 1 runs one (each leaf runs 20 us, 64 of them) */
-	struct sb_rt *rt = broken_rt(BUG_OFF_BOUND, 2);
-	sb_thread_attach(rt);
-	struct sb_txn *x = sb_txn_begin(rt, 7);
 	const char *f = NULL;
 	for (int round = 0; round < 50 && !f; round++) {
 		struct sb_job_desc d = { .txn = x };
@@ -185,9 +198,34 @@ Test(check, sticky_off_the_bound_worker_is_caught, .timeout = 30)
 		sb_job_put(j);
 		f = sb_rt_failure(rt);
 	}
+	return f;
+}
+
+Test(check, sticky_off_the_bound_worker_is_caught, .timeout = 30)
+{
+	/* two workers take sticky tasks bound to worker 0 from a shared queue: sooner or later
+	 * worker 1 runs one (each leaf runs 20 us, 64 of them) */
+	struct sb_rt *rt = broken_rt(BUG_OFF_BOUND, 2);
+	sb_thread_attach(rt);
+	struct sb_txn *x = sb_txn_begin(rt, 7);
+	const char *f = sticky_rounds(rt, x);
 	cr_assert_not_null(f, "50 rounds without a sticky task on worker 1");
 	cr_assert(strstr(f, "sticky tasks run on the bound worker"), "%s", f);
 	cr_assert(strstr(f, "transaction 7"), "%s", f);
+	sb_thread_detach();
+	sb_rt_stop(rt, SB_STOP_CANCEL);
+}
+
+Test(check, sticky_overlap_under_an_exclusive_promise_is_caught, .timeout = 30)
+{
+	/* the transaction lock keeps the bodies apart, so only the count taken before the lock
+	 * can see that the policy let two of them go at once */
+	struct sb_rt *rt = broken_rt_ops(&broken_exclusive_ops, BUG_NONE, 2);
+	sb_thread_attach(rt);
+	struct sb_txn *x = sb_txn_begin(rt, 9);
+	const char *f = sticky_rounds(rt, x);
+	cr_assert_not_null(f, "50 rounds without two sticky tasks at once");
+	cr_assert(strstr(f, "sticky tasks of a transaction never overlap"), "%s", f);
 	sb_thread_detach();
 	sb_rt_stop(rt, SB_STOP_CANCEL);
 }

@@ -1,0 +1,170 @@
+#!/usr/bin/env bash
+# check.sh - runs every spin verification of models/ and compares each outcome with the
+# expected one: the protocol models must verify clean; the deliberately broken variants and
+# the recorded defect of the C code must be refuted with the expected kind of error. Prints
+# one line per check; exits 1 if any outcome differs from its expectation or a search was
+# incomplete, 2 if the tools are missing, 0 otherwise.
+#
+# Usage: models/check.sh WORKDIR     (make model-check passes $(B)/models)
+# Environment: CC (pan's compiler, default cc); MODEL_JOBS (verifications run side by side,
+# default the number of cores, at most 2: the largest search holds about 0.6 GB).
+#
+# Each verifier is generated and built in WORKDIR/<build>/ from a copy of the models, so
+# models/ is never written to, and a counterexample stays there for replay (the failure line
+# prints the command).
+set -uo pipefail
+
+here=$(cd "$(dirname "$0")" && pwd)
+work=${1:?usage: models/check.sh WORKDIR}
+cc=${CC:-cc}
+par=${MODEL_JOBS:-$(nproc 2>/dev/null || echo 1)}
+[ "$par" -gt 2 ] && par=2
+
+command -v spin >/dev/null || { echo "model-check: spin is not installed (run make deps)" >&2; exit 2; }
+command -v "$cc" >/dev/null || { echo "model-check: no C compiler '$cc'" >&2; exit 2; }
+# WORKDIR is emptied first, but only if it is new, empty, or one of ours (marked)
+if [ -d "$work" ] && [ -n "$(ls -A "$work")" ] && [ ! -f "$work/.model-check" ]; then
+	echo "model-check: $work is not empty and not a model-check directory; give another" >&2
+	exit 2
+fi
+rm -rf "$work"
+mkdir -p "$work" || exit 2
+work=$(cd "$work" && pwd)
+touch "$work/.model-check"
+
+# One verifier per line: build | model | spin -D options | kind | pan's -O level | checks.
+# kind: safety (assertions and invalid end states) or ltl (acceptance cycles under weak
+# fairness). checks: name:claim:expect, space separated; claim is empty for safety; expect is
+# pass (no error) or the kind of error spin must report, with '_' for spaces. The largest
+# searches come first so that two cores finish together; -O2 only where the search, not the
+# compiler, takes the time.
+builds=(
+	"idle-n3-spawn|idle.pml|-DN=3 -DFAST_POP -DREQ=1 -DSPAWN=1|safety|-O2|idle-n3-spawn::pass"
+	"idle-n3|idle.pml|-DN=3 -DFAST_POP -DREQ=2 -DSPAWN=0|safety|-O2|idle-n3::pass"
+	"idle-n2-ltl|idle.pml|-DN=2|ltl|-O2|idle-n2-all-run:all_run:pass idle-n2-stops:stops:pass"
+	"idle-n2|idle.pml|-DN=2|safety|-O1|idle-n2::pass"
+	"idle-n2-timeouts|idle.pml|-DN=2 -DTIMEOUTS|safety|-O1|idle-n2-timeouts::pass"
+	"idle-n3-ltl|idle.pml|-DN=3 -DFAST_POP -DREQ=1 -DSPAWN=0|ltl|-O2|idle-n3-all-run:all_run:pass"
+	"broken-no-recheck|idle.pml|-DN=2 -DBROKEN_NO_RECHECK|safety|-O0|broken-no-recheck::invalid_end_state"
+	"broken-no-recheck-ltl|idle.pml|-DN=2 -DBROKEN_NO_RECHECK|ltl|-O0|broken-no-recheck-ltl:all_run:acceptance_cycle"
+	"broken-early-read|idle.pml|-DN=2 -DBROKEN_EARLY_READ|safety|-O0|broken-early-read::invalid_end_state"
+	"broken-early-read-ltl|idle.pml|-DN=2 -DBROKEN_EARLY_READ|ltl|-O0|broken-early-read-ltl:all_run:acceptance_cycle"
+	"broken-wake-before-link|idle.pml|-DN=2 -DBROKEN_WAKE_BEFORE_LINK|safety|-O0|broken-wake-before-link::invalid_end_state"
+	"broken-wake-before-link-ltl|idle.pml|-DN=2 -DBROKEN_WAKE_BEFORE_LINK|ltl|-O0|broken-wake-before-link-ltl:all_run:acceptance_cycle"
+	"defect-ptl-recheck|idle.pml|-DN=2 -DSPAWN=0 -DPTL|safety|-O0|defect-ptl-recheck::invalid_end_state"
+	"defect-ptl-recheck-ltl|idle.pml|-DN=2 -DSPAWN=0 -DPTL|ltl|-O0|defect-ptl-recheck-ltl:all_run:acceptance_cycle"
+	"ptl-fixed|idle.pml|-DN=2 -DSPAWN=0 -DPTL -DPTL_FIX|safety|-O1|ptl-fixed::pass"
+	"ptl-fixed-ltl|idle.pml|-DN=2 -DSPAWN=0 -DPTL -DPTL_FIX|ltl|-O1|ptl-fixed-all-run:all_run:pass ptl-fixed-stops:stops:pass"
+	"ptl-fix-cap-only|idle.pml|-DN=2 -DSPAWN=0 -DPTL -DPTL_FIX_CAP|safety|-O1|ptl-fix-cap-only::pass"
+	"ptl-fix-pop-only|idle.pml|-DN=2 -DSPAWN=0 -DPTL -DPTL_FIX_POP|safety|-O0|ptl-fix-pop-only::invalid_end_state"
+	"watcher|watcher.pml||safety|-O0|watcher::pass"
+	"watcher-timeouts|watcher.pml|-DTIMEOUTS|safety|-O0|watcher-timeouts::pass"
+	"watcher-ltl|watcher.pml||ltl|-O0|watcher-all-run:all_run:pass watcher-stops:stops:pass"
+	"watcher-broken-seq-late|watcher.pml|-DBROKEN_SEQ_AFTER_DRAIN|safety|-O0|watcher-broken-seq-late::invalid_end_state"
+	"watcher-broken-bump-early|watcher.pml|-DBROKEN_BUMP_BEFORE_LINK|safety|-O0|watcher-broken-bump-early::invalid_end_state"
+)
+
+# Append one result line for check $1 to $d/result; mark $d/bad when it is unexpected.
+report() {
+	local d=$1 name=$2 what=$3 defs=$4 expect=$5 out=$6 secs=$7 model=$8
+	local errors states kind incomplete="" outcome ok=1
+	errors=$(sed -n 's/.*errors: \([0-9]*\).*/\1/p' "$out" | head -n 1)
+	states=$(sed -n 's/^ *\([0-9.e+]*\) states, stored.*/\1/p' "$out" | head -n 1)
+	kind=$(sed -n 's/^pan:[0-9]*: \(.*\) (at depth.*/\1/p' "$out" | head -n 1)
+	grep -qE 'max search depth too small|out of memory|reached -DMEMLIM' "$out" && incomplete=", search incomplete"
+	if [ -z "$errors" ]; then
+		outcome="no result"
+		ok=0
+	elif [ "$errors" = 0 ]; then
+		outcome="no error"
+		[ "$expect" = pass ] && [ -z "$incomplete" ] || ok=0
+	else
+		outcome="refuted: $kind"
+		[ "$expect" = "${kind// /_}" ] || ok=0
+	fi
+	[ "$ok" = 1 ] && [ "$expect" != pass ] && outcome="$outcome (expected)"
+	outcome="$outcome$incomplete"
+	local verdict=ok
+	[ "$ok" = 1 ] || verdict=UNEXPECTED
+	printf '%-10s %-27s %-11s %-38s %10s states %4ss  %s\n' "$verdict" "$name" "$what" "$outcome" \
+		"${states:-?}" "$secs" "$defs" >>"$d/result"
+	if [ "$ok" != 1 ]; then
+		local want=${expect//_/ }
+		[ "$want" = pass ] && want="no error" || want="refuted: $want"
+		echo "           expected: $want; pan's output: $out" >>"$d/result"
+		[ -f "$d/$model.trail" ] && echo "           replay: cd $d && spin -t -p $defs $model" >>"$d/result"
+		touch "$d/bad"
+	fi
+}
+
+# Generate, build and run one verifier with all of its checks; ends by creating $d/done.
+run_build() {
+	local build=$1 model=$2 defs=$3 kind=$4 opt=$5 checks=$6
+	local d="$work/$build"
+	mkdir -p "$d"
+	cp "$here"/*.pml "$d"/
+	local panflags=("$opt" -DCOLLAPSE -DMEMLIM=2048)
+	[ "$kind" = safety ] && panflags+=(-DSAFETY -DNOCLAIM)
+	local t0=$SECONDS
+	# shellcheck disable=SC2086  # defs is a list of -D words
+	if ! (cd "$d" && spin -a $defs "$model" >spin.out 2>&1); then
+		printf 'ERROR      %-27s spin -a failed: %s\n' "$build" "$(grep -m 1 -i error "$d/spin.out")" >>"$d/result"
+		touch "$d/bad" "$d/done"
+		return
+	fi
+	if ! (cd "$d" && "$cc" "${panflags[@]}" -o pan pan.c >cc.out 2>&1); then
+		printf 'ERROR      %-27s cannot build pan: %s\n' "$build" "$(head -n 1 "$d/cc.out")" >>"$d/result"
+		touch "$d/bad" "$d/done"
+		return
+	fi
+	local c name claim expect out what
+	for c in $checks; do
+		IFS=: read -r name claim expect <<<"$c"
+		out="$d/$name.out"
+		if [ "$kind" = safety ]; then
+			(cd "$d" && ./pan -m200000 >"$out" 2>&1)
+			what=safety
+		else
+			(cd "$d" && ./pan -m200000 -a -f -N "$claim" >"$out" 2>&1)
+			what="ltl $claim"
+		fi
+		report "$d" "$name" "$what" "$defs" "$expect" "$out" "$((SECONDS - t0))" "$model"
+		t0=$SECONDS
+	done
+	touch "$d/done"
+}
+
+printf '%-10s %-27s %-11s %-38s %17s %5s  %s\n' "verdict" "check" "property" "outcome" "" "time" "spin options"
+next=0
+flush() {
+	# print finished builds' lines in list order, as far as they are finished
+	while [ "$next" -lt "${#builds[@]}" ]; do
+		local b=${builds[$next]%%|*}
+		[ -f "$work/$b/done" ] || break
+		cat "$work/$b/result"
+		next=$((next + 1))
+	done
+}
+start=$SECONDS
+for line in "${builds[@]}"; do
+	while [ "$(jobs -rp | wc -l)" -ge "$par" ]; do
+		wait -n 2>/dev/null || true
+		flush
+	done
+	IFS='|' read -r build model defs kind opt checks <<<"$line"
+	run_build "$build" "$model" "$defs" "$kind" "$opt" "$checks" &
+	flush
+done
+wait
+flush
+
+nchecks=0
+for line in "${builds[@]}"; do
+	nchecks=$((nchecks + $(wc -w <<<"${line##*|}")))
+done
+nbad=$(cat "$work"/*/result | grep -c '^UNEXPECTED\|^ERROR')
+if [ "$nbad" -ne 0 ]; then
+	echo "model-check: $nbad of $nchecks checks did not give the expected outcome ($((SECONDS - start)) s; files in $work)"
+	exit 1
+fi
+echo "model-check: all $nchecks checks gave the expected outcome ($((SECONDS - start)) s)"

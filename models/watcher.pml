@@ -1,0 +1,116 @@
+/*
+ * watcher.pml - the conditional-task watcher's eventcount (core/watcher.c): producers push to
+ * the cond_q MPSC queue and bump cond_seq; the watcher reads cond_seq, drains the queue and
+ * sleeps in FUTEX_WAIT only while cond_seq still holds the value it read. Checked for lost
+ * wake-ups (every pushed task is run), deadlock and a terminating sb_watcher_stop.
+ *
+ * Two producers push one conditional task each, at the same time (a request thread and a
+ * worker whose task placed one SB_TO_WATCHER), so the second can sit in the mpsc mid-push
+ * window behind the first. Every task's check holds when the watcher looks: a task that is not
+ * ready keeps the watcher in its timed watcher_interval poll (a nanosleep, which always ends),
+ * and what the watcher does with a ready task (run it, or hand a sticky one back through
+ * sb_place, the producer path idle.pml checks) involves no wake-up of the watcher.
+ *
+ * Options: TIMEOUTS (the 100 ms bound of the watcher's futex wait); BROKEN_SEQ_AFTER_DRAIN
+ * (the watcher reads cond_seq after draining instead of before) and BROKEN_BUMP_BEFORE_LINK
+ * (a producer bumps cond_seq inside its push window) must be refuted.
+ */
+
+#define N         1        /* no workers here; sched.pml's worker words stay unused */
+#define NQ        1
+#define CONDQ     0        /* rt->cond_q */
+#define SHARED    NQ       /* no SB_TO_ANY queue */
+#define OWNER(q)  0
+#define IS_MPSC(q) true
+#define NOBODY    255
+
+#include "sched.pml"
+
+byte cond_seq;             /* rt->cond_seq, the watcher's futex word */
+bool wwait;                /* the watcher is blocked in FUTEX_WAIT on cond_seq */
+bool wexit;                /* watcher_main has returned */
+
+/* sb_watcher_push */
+inline watcher_push(pos)
+{
+	q_claim(CONDQ, pos);                 /* sb_mpsc_push: nr_in++, exchange of head */
+#ifdef BROKEN_BUMP_BEFORE_LINK
+	cond_seq++;
+	wwait = false;
+	q_publish(CONDQ, pos);
+#else
+	q_publish(CONDQ, pos);               /* the release link prev->next */
+	cond_seq++;                          /* atomic_fetch_add(&rt->cond_seq, 1, release) */
+	wwait = false                        /* sb_futex_wake(&rt->cond_seq, 1) */
+#endif
+}
+
+active proctype watcher()
+{
+	byte seq, got, pend;
+	do
+	:: !stopping ->                      /* while (!atomic_load(&rt->stopping)) */
+#ifndef BROKEN_SEQ_AFTER_DRAIN
+		seq = cond_seq;              /* the acquire load of cond_seq */
+#endif
+		/* while ((t = sb_mpsc_pop(&rt->cond_q))) sb_list_push(&pending, t); */
+		do
+		:: q_take(CONDQ, got);
+			if
+			:: got -> pend++
+			:: else -> break
+			fi
+		od;
+#ifdef BROKEN_SEQ_AFTER_DRAIN
+		seq = cond_seq;
+#endif
+		/* every pending task is ready: sb_run runs it */
+		done = done + pend;
+		pend = 0;
+		got = 0;
+		/* pending is empty: else if (!stopping) sb_futex_wait(&rt->cond_seq, seq, 100 ms) */
+		if
+		:: !stopping ->
+			atomic {
+				if
+				:: cond_seq == seq -> wwait = true
+				:: else -> skip
+				fi
+			};
+			if
+			:: !wwait -> skip
+#ifdef TIMEOUTS
+			:: atomic { wwait -> wwait = false }
+#endif
+			fi
+		:: else -> skip
+		fi;
+		seq = 0
+	:: else -> break
+	od;
+	wexit = true
+}
+
+/* a worker running a task that placed a conditional task (SB_TO_WATCHER) */
+active proctype worker()
+{
+	byte pos;
+	watcher_push(pos)
+}
+
+active proctype request()
+{
+	byte pos;
+	watcher_push(pos);
+	/* sb_rt_stop waits for the jobs, which need their conditional tasks run */
+	(done == 2);
+	/* sb_watcher_stop: stopping = true, bump cond_seq, FUTEX_WAKE, join */
+	stopping = true;
+	cond_seq++;
+	wwait = false;
+	wexit;
+	assert(qout[CONDQ] == qcl[CONDQ])
+}
+
+ltl all_run { [] ((done < pushed) -> <> (done == pushed)) }
+ltl stops { <> wexit }

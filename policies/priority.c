@@ -1,0 +1,598 @@
+/*
+ * priority.c - `priority`: Nebula Graph's task manager (memo 004). Jobs wait as handles in
+ * queues ordered by priority; each job keeps its subtasks in a queue of its own, which up to N
+ * workers serve at once.
+ *
+ * Owns the handle queues (one per clamped priority level), the per-job state (job->pdata: the
+ * subtask queue and the job's handles; made in job_start, released from job_end) and the
+ * handle each worker holds. Does not own waiting and wake-ups (the core's), the cancellation
+ * mark and the dropping of cancelled tasks (the core's: sb_job_cancel marks the job, and the
+ * core drops its tasks as they reach it), or sticky exclusion (the core's transaction lock).
+ *
+ * Algorithm (memo 004, "solution three"). Every task of a job is a subtask and goes to the
+ * job's queue (a bounded sb_mpmc). A *handle* is a marker entry (SB_TF_MARKER, owned by the
+ * per-job state, never returned to the core) queued at the job's level: job->priority clamped
+ * to -max_priority..max_priority, higher levels first, FIFO within a level. A worker that takes
+ * a handle serves that job: each pop returns the job's next subtask, and when the job's queue
+ * is empty the worker drops the handle. A job has at most N handles out (queued or held),
+ * N = min(job->concurrency, or the `concurrency` parameter when the job gives 0; the workers;
+ * 64), and one more is put out only while fewer than the job's queued subtasks are out: N
+ * follows the workers, the subtasks and the per-job parameter, as the memo asks.
+ * A worker puts its handle back at the tail of its level when a task of the job comes back
+ * unfinished (SB_YIELD, which DuckDB re-enqueues at once: here the job is what queues, so jobs
+ * it may be waiting for get a turn) and, with yield_to_higher, when a handle of a higher level
+ * is waiting, so a VIP job overtakes between two subtasks instead of after a whole job.
+ *
+ * Dropping a handle races with a submit to the same job. The job's handles are the bits of one
+ * word (`free`, a set bit = a marker not out), and a Dekker pair of seq_cst fences decides:
+ *   submit: push the subtask;      fence (S); fewer than min(N, queued) out? put one out
+ *   drop:   set our bit (release); fence (D); queue not empty? take a bit back, keep serving
+ * If (S) comes first in the fences' total order the dropper sees the subtask; if (D) comes
+ * first the submitter sees the handle gone. Both may act; the CAS keeps the count at most N.
+ * So a job never has queued subtasks and no handle out. A handle taken back whose pop still
+ * finds nothing (a producer between claiming its cell and publishing it) stays held, and idle
+ * keeps that worker awake until the subtask is there.
+ *
+ * Cancellation by handle. sb_job_cancel marks the job (core), then job_cancel queues the
+ * job's one cancel handle at a level above every priority; whoever takes it hands the job's
+ * queued subtasks to the core, which drops them, so a cancelled job's teardown does not wait
+ * behind higher-priority work. As in Nebula the job's queued handles are left alone; when they
+ * surface they find nothing and are skipped (stale_handles). Subtasks are never discarded
+ * here: the job's count, and so its single teardown, needs every one to reach the core.
+ *
+ * Teardown and shutdown. A job's first teardown task goes to a front queue served before
+ * anything (nothing of its job is left to run, and it carries the response); one that found
+ * its job unfinished comes back with SB_TF_AGAIN and joins the job's queue, behind the work it
+ * waits for. sb_rt_stop returns only after every teardown, a teardown only after the job's
+ * count reaches zero, and running subtasks are in that count; the core never interrupts a
+ * body, so running subtasks finish before the workers stop (after a CANCEL stop, the queued
+ * ones are handed out and dropped). Conditional tasks go to the watcher.
+ *
+ * Lifetime. Handles may still be queued or held after their job has ended, so the per-job
+ * state is reference counted: the job until job_end, one per handle out, and a submitter that
+ * does not otherwise keep the job open (the pushed subtask may end the job under it). A handle
+ * never touches struct sb_job, which may be freed by then. job_cancel may race with job_end:
+ * it enters through job->pword (started bit, ended bit, count of cancellers inside), and
+ * job_end leaves the job's reference to the last canceller out.
+ *
+ * Invariants: a subtask is in exactly one queue and is returned once; at most N subtasks of a
+ * job run at once (the cancel handle only feeds the core tasks it drops); a job with queued
+ * subtasks has a handle out; markers never leave the policy.
+ * Limits: a full job queue makes the submitter run the subtask itself (SB_TO_CALLER, counted
+ * as job_queue_full); a level whose ring is full queues further handles in an unbounded spill
+ * behind it (handle_overflows); a handle put back from pop wakes nobody (pop cannot ask for a
+ * wake-up), so it waits for the next worker that looks; a task spawned into a job before
+ * sb_job_submit runs on its submitter (unstarted). queued() reports teardowns and handles,
+ * not subtasks: a subtask held back by its job's limit while workers idle is not a stall.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../core/policy.h"
+#include "../core/queue.h"
+
+#define PRIORITY_MAX_SERVERS 64 /* a job's handles are the bits of one word */
+
+struct priority_params {
+	int64_t max_priority;
+	int64_t concurrency;
+	bool yield_to_higher;
+	int64_t queue_log2;
+	int64_t job_queue_log2;
+};
+
+#define P struct priority_params
+static const struct sb_param priority_param_table[] = {
+	SB_PARAM_INT(P, max_priority, 4, 0, 31, "priorities are clamped to -max..max; one handle queue per level"),
+	SB_PARAM_INT(P, concurrency, 0, 0, 1024,
+		     "workers serving one job at once when the job gives 0; 0 = all (at most 64)"),
+	SB_PARAM_BOOL(P, yield_to_higher, 1, "a worker puts its job back when a higher-priority job is waiting"),
+	SB_PARAM_INT(P, queue_log2, 12, 4, 24, "log2 of each priority level's handle ring (more spill behind it)"),
+	SB_PARAM_INT(P, job_queue_log2, 10, 2, 20, "log2 of each job's subtask queue capacity"),
+	SB_PARAM_END,
+};
+#undef P
+
+enum { HANDLE_SERVER, HANDLE_CANCEL }; /* a marker's pint */
+
+/* job->pword while the policy owns it: which of job_start/job_end ran, and cancellers inside */
+#define PW_STARTED (1ull << 62)
+#define PW_ENDED (1ull << 63)
+#define PW_INSIDE (PW_STARTED - 1)
+
+/*
+ * Per-job state. The subtask queue is an sb_mpmc (any thread pushes, the job's servers pop).
+ * `free` is CASed by submitters (put out a handle) and servers (take one back), fetch_or'ed by
+ * servers dropping one; `refs` by every owner; `cancel_sent` once by job_cancel. The rest is
+ * written in job_start and read-only after.
+ */
+struct priority_job {
+	struct sb_mpmc q;
+	_Alignas(SB_CACHELINE) _Atomic uint64_t free; /* bit i set: markers[i] is not out */
+	_Atomic unsigned refs;
+	_Atomic bool cancel_sent;
+	unsigned limit;      /* N */
+	unsigned level;      /* index of the handle queue */
+	struct sb_task cancel;
+	struct sb_task markers[];
+};
+
+/* Per worker, owner-only; the counters are stored relaxed by the owner and read by stats. */
+struct priority_worker {
+	_Alignas(SB_CACHELINE) struct sb_task *held; /* the handle this worker serves, or NULL */
+	unsigned held_level;
+	bool fresh;                    /* held handle has not given a subtask yet */
+	bool rotate;                   /* a task of the held job came back unfinished */
+	_Atomic uint64_t nr_handles;   /* handles taken from the queues */
+	_Atomic uint64_t nr_stale;     /* ... that found nothing to serve */
+	_Atomic uint64_t nr_yields;    /* handles put back for a higher-priority one */
+	_Atomic uint64_t nr_rotations; /* handles put back after a task of their job yielded */
+	_Atomic uint64_t nr_retakes;   /* drops undone because a subtask came in (the race) */
+};
+
+/*
+ * One level of handles: a bounded ring and, once the ring is full, an unbounded spill list
+ * behind it. While the spill holds anything new handles join it too, and the spill is taken
+ * only when the ring is empty, so the level stays FIFO (but for a push racing with the first
+ * spill). The ring is an sb_mpmc (anything overlaps with anything); the spill an sb_mpsc that
+ * any thread pushes to and workers pop under its turn lock (sb_mpsc_pop_shared).
+ */
+struct priority_level {
+	struct sb_mpmc ring;
+	struct sb_mpsc spill;
+};
+
+/*
+ * Shared state. lv[0..nlevels) are the priority levels, lowest first; lv[nlevels] holds cancel
+ * handles. `front` (an sb_mpmc) holds first teardown tasks. Counters are relaxed fetch_adds.
+ */
+struct priority {
+	struct priority_params p;
+	unsigned nworkers;
+	unsigned nlevels;
+	struct sb_mpmc front;
+	struct priority_level *lv;
+	struct priority_worker *w;
+	_Alignas(SB_CACHELINE) _Atomic uint64_t nr_jobs;
+	_Atomic uint64_t nr_job_full, nr_handle_overflow, nr_cancel, nr_clamped, nr_unstarted;
+};
+
+static size_t round_line(size_t n)
+{
+	return (n + SB_CACHELINE - 1) / SB_CACHELINE * SB_CACHELINE;
+}
+
+static void bump(_Atomic uint64_t *c)
+{
+	/* owner-only counter: relaxed load+store, read relaxed by stats */
+	atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + 1, memory_order_relaxed);
+}
+
+static void count(_Atomic uint64_t *c)
+{
+	/* a rare event, counted by any thread */
+	atomic_fetch_add_explicit(c, 1, memory_order_relaxed);
+}
+
+/* ---- per-job state ---- */
+
+static struct priority_job *job_of(const struct sb_task *h)
+{
+	return h->arg;
+}
+
+static void job_ref(struct priority_job *pj)
+{
+	/* relaxed: the caller owns a reference already, or keeps the job open (job_end not run) */
+	atomic_fetch_add_explicit(&pj->refs, 1, memory_order_relaxed);
+}
+
+static void job_unref(struct priority_job *pj)
+{
+	/* acq_rel: the last owner sees every other owner's accesses before it frees */
+	if (atomic_fetch_sub_explicit(&pj->refs, 1, memory_order_acq_rel) != 1)
+		return;
+	sb_mpmc_fini(&pj->q);
+	free(pj);
+}
+
+static unsigned handles_out(const struct priority_job *pj, uint64_t free_bits)
+{
+	return pj->limit - (unsigned)__builtin_popcountll(free_bits);
+}
+
+/* Put out one more handle if fewer than `cap` are out: take a free marker. NULL otherwise. */
+static struct sb_task *server_add(struct priority_job *pj, unsigned cap)
+{
+	/* relaxed load: only a first guess for the CAS */
+	uint64_t f = atomic_load_explicit(&pj->free, memory_order_relaxed);
+	for (;;) {
+		if (!f || handles_out(pj, f) >= cap)
+			return NULL;
+		/* acquire: pairs with the release fetch_or in serve, so the marker's previous
+		 * holder is done with it before we queue it again */
+		if (atomic_compare_exchange_weak_explicit(&pj->free, &f, f & (f - 1), memory_order_acquire,
+							  memory_order_relaxed))
+			return &pj->markers[__builtin_ctzll(f)];
+	}
+}
+
+static void priority_job_start(void *st, struct sb_job *j, struct sb_thread *caller)
+{
+	struct priority *pr = st;
+	(void)caller;
+	unsigned limit = j->concurrency ? j->concurrency : (unsigned)pr->p.concurrency;
+	if (!limit || limit > pr->nworkers)
+		limit = pr->nworkers;
+	if (limit > PRIORITY_MAX_SERVERS)
+		limit = PRIORITY_MAX_SERVERS;
+	int max = (int)pr->p.max_priority, prio = j->priority;
+	if (prio > max || prio < -max) {
+		count(&pr->nr_clamped);
+		prio = prio > max ? max : -max;
+	}
+	struct priority_job *pj = aligned_alloc(SB_CACHELINE, round_line(sizeof *pj + limit * sizeof pj->markers[0]));
+	if (pj) {
+		memset(pj, 0, sizeof *pj + limit * sizeof pj->markers[0]);
+		if (sb_mpmc_init(&pj->q, (unsigned)pr->p.job_queue_log2)) {
+			free(pj);
+			pj = NULL;
+		}
+	}
+	if (!pj) {
+		fprintf(stderr, "%s:%d: out of memory for the subtask queue of job %llu (job_queue_log2=%lld)\n",
+			__FILE__, __LINE__, (unsigned long long)j->id, (long long)pr->p.job_queue_log2);
+		abort();
+	}
+	pj->limit = limit;
+	pj->level = (unsigned)(prio + max);
+	atomic_init(&pj->free, limit == 64 ? ~0ull : (1ull << limit) - 1);
+	atomic_init(&pj->refs, 1);
+	atomic_init(&pj->cancel_sent, false);
+	for (unsigned i = 0; i <= limit; i++) {
+		struct sb_task *m = i < limit ? &pj->markers[i] : &pj->cancel;
+		m->flags = SB_TF_MARKER;
+		m->arg = pj;
+		m->pint = i < limit ? HANDLE_SERVER : HANDLE_CANCEL;
+	}
+	j->pdata = pj;
+	count(&pr->nr_jobs);
+	/* release: publishes pdata and the state; pairs with the acquire CAS in priority_job_cancel
+	 * (submitters reach pdata through the job's tasks, published by the queues) */
+	atomic_fetch_or_explicit(&j->pword, PW_STARTED, memory_order_release);
+}
+
+static void priority_job_end(void *st, struct sb_job *j)
+{
+	(void)st;
+	struct priority_job *pj = j->pdata;
+	/* acq_rel: pairs with the cancellers' CAS and fetch_sub on pword; whoever sees the other
+	 * side last drops the job's reference */
+	uint64_t w = atomic_fetch_or_explicit(&j->pword, PW_ENDED, memory_order_acq_rel);
+	if (pj && !(w & PW_INSIDE))
+		job_unref(pj);
+}
+
+/* ---- handle queues ---- */
+
+static void push_handle(struct priority *pr, unsigned level, struct sb_task *h)
+{
+	struct priority_level *l = &pr->lv[level];
+	if (__builtin_expect(sb_mpsc_empty(&l->spill) && sb_mpmc_push(&l->ring, h), 1))
+		return;
+	count(&pr->nr_handle_overflow);
+	sb_mpsc_push(&l->spill, h);
+}
+
+/* The first handle at `floor` or above, highest level (the cancel handles) first. A spill
+ * whose turn another worker has is passed over; idle keeps this worker looking. */
+static struct sb_task *take_handle(struct priority *pr, unsigned floor)
+{
+	for (unsigned i = pr->nlevels + 1; i-- > floor;) {
+		struct priority_level *l = &pr->lv[i];
+		struct sb_task *h = sb_mpmc_pop(&l->ring);
+		if (h || (h = sb_mpsc_pop_shared(&l->spill)))
+			return h;
+	}
+	return NULL;
+}
+
+static bool spilled(struct priority *pr)
+{
+	for (unsigned i = 0; i <= pr->nlevels; i++)
+		if (!sb_mpsc_empty(&pr->lv[i].spill))
+			return true;
+	return false;
+}
+
+/* Worker `me` takes handle h from a queue. */
+static void hold(struct priority *pr, struct priority_worker *me, struct sb_task *h)
+{
+	bump(&me->nr_handles);
+	me->held = h;
+	me->fresh = true;
+	me->rotate = false;
+	me->held_level = h->pint == HANDLE_CANCEL ? pr->nlevels : job_of(h)->level;
+}
+
+static void priority_job_cancel(void *st, struct sb_job *j)
+{
+	struct priority *pr = st;
+	/* enter: only between job_start and job_end. acquire: pairs with the release in
+	 * job_start (pdata) and with job_end's fetch_or (an ended job is left alone). */
+	uint64_t w = atomic_load_explicit(&j->pword, memory_order_relaxed);
+	do {
+		if (!(w & PW_STARTED) || (w & PW_ENDED))
+			return;
+	} while (!atomic_compare_exchange_weak_explicit(&j->pword, &w, w + 1, memory_order_acquire,
+							memory_order_relaxed));
+	struct priority_job *pj = j->pdata;
+	/* relaxed: the exchange only elects the one canceller that sends the handle */
+	if (!atomic_exchange_explicit(&pj->cancel_sent, true, memory_order_relaxed)) {
+		job_ref(pj);
+		count(&pr->nr_cancel);
+		push_handle(pr, pr->nlevels, &pj->cancel);
+	}
+	/* leave. acq_rel: pairs with job_end's fetch_or; if the job ended while we were inside,
+	 * the last one out drops the job's reference that job_end left */
+	w = atomic_fetch_sub_explicit(&j->pword, 1, memory_order_acq_rel);
+	if ((w & PW_ENDED) && (w & PW_INSIDE) == 1)
+		job_unref(pj);
+}
+
+/* ---- serving ---- */
+
+/* The held job's next subtask; on an empty queue, drop the handle (the Dekker pair above). */
+static struct sb_task *serve(struct priority_worker *me)
+{
+	struct sb_task *h = me->held;
+	struct priority_job *pj = job_of(h);
+	struct sb_task *t = sb_mpmc_pop(&pj->q);
+	if (t) {
+		me->fresh = false;
+		return t;
+	}
+	me->held = NULL;
+	if (h->pint == HANDLE_SERVER) {
+		/* release: our last use of the marker happens before its next taker's acquire CAS */
+		atomic_fetch_or_explicit(&pj->free, 1ull << (h - pj->markers), memory_order_release);
+		/* (D): pairs with (S) in priority_submit; see the file comment */
+		atomic_thread_fence(memory_order_seq_cst);
+		size_t len = sb_mpmc_len(&pj->q);
+		if (len && (h = server_add(pj, len < pj->limit ? (unsigned)len : pj->limit))) {
+			/* a subtask came in meanwhile: serve it ourselves, keeping our reference. If
+			 * its producer has not published it yet, we hold the handle and stay awake. */
+			bump(&me->nr_retakes);
+			me->held = h;
+			me->fresh = false;
+			return sb_mpmc_pop(&pj->q);
+		}
+	}
+	if (me->fresh)
+		bump(&me->nr_stale); /* a handle skipped: its job's queue was drained by others */
+	job_unref(pj);
+	return NULL;
+}
+
+static struct sb_task *priority_pop(void *st, unsigned self)
+{
+	struct priority *pr = st;
+	struct priority_worker *me = &pr->w[self];
+	struct sb_task *t = sb_mpmc_pop(&pr->front);
+	if (t)
+		return t;
+	if (me->held && me->rotate) {
+		/* a task of this job yielded: the job goes to the back of its level, so that jobs
+		 * it may be waiting for get a turn (DuckDB re-enqueues an unfinished task at once;
+		 * here its job is what queues) */
+		push_handle(pr, me->held_level, me->held);
+		bump(&me->nr_rotations);
+		me->held = NULL;
+	}
+	if (me->held) {
+		if (pr->p.yield_to_higher && me->held_level < pr->nlevels) {
+			struct sb_task *h = take_handle(pr, me->held_level + 1);
+			if (h) {
+				push_handle(pr, me->held_level, me->held);
+				bump(&me->nr_yields);
+				hold(pr, me, h);
+			}
+		}
+		if ((t = serve(me)) || me->held)
+			return t;
+	}
+	/* each round uses up one handle, so this ends when the queues are empty */
+	for (;;) {
+		struct sb_task *h = take_handle(pr, 0);
+		if (!h)
+			return NULL;
+		hold(pr, me, h);
+		if ((t = serve(me)) || me->held)
+			return t;
+	}
+}
+
+static struct sb_task *priority_idle(void *st, unsigned self, struct sb_idle *out)
+{
+	struct priority *pr = st;
+	/* A held handle here means its next subtask is being published, and a spilled handle
+	 * can be missed while another worker has the spill's turn: in both cases the work is
+	 * about to be visible, so poll (the core's loop) instead of suspending. */
+	if (pr->w[self].held || spilled(pr))
+		out->stay_awake = true;
+	return NULL;
+}
+
+static int priority_submit(void *st, struct sb_thread *caller, struct sb_task *t)
+{
+	struct priority *pr = st;
+	if (t->flags & SB_TF_COND)
+		return SB_TO_WATCHER;
+	if ((t->flags & (SB_TF_TEARDOWN | SB_TF_AGAIN)) == SB_TF_TEARDOWN && sb_mpmc_push(&pr->front, t))
+		return SB_TO_ANY;
+	struct priority_job *pj = t->job->pdata;
+	if (__builtin_expect(!pj, 0)) {
+		count(&pr->nr_unstarted);
+		return SB_TO_CALLER;
+	}
+	/*
+	 * Once t is pushed it may run and end its job, and job_end may drop the job's reference,
+	 * while we still look at pj below. A thread running another task of the same job (the
+	 * usual spawn) keeps the job open with that task; any other submitter (a yielded or
+	 * resumed task, a request thread, the watcher) holds a reference meanwhile.
+	 */
+	struct sb_task *cur = sb_current_task();
+	bool pin = !cur || cur == t || cur->job != t->job;
+	if (pin)
+		job_ref(pj);
+	bool again = t->flags & SB_TF_AGAIN; /* read now: once pushed, t belongs to its taker */
+	int where = SB_TO_NOWAKE;
+	if (__builtin_expect(!sb_mpmc_push(&pj->q, t), 0)) {
+		count(&pr->nr_job_full);
+		where = SB_TO_CALLER;
+		goto out;
+	}
+	int self = sb_thread_worker(caller);
+	/* a worker re-submitting a task of the job it serves is this thread: its own state */
+	if (again && self >= 0 && pr->w[self].held && job_of(pr->w[self].held) == pj)
+		pr->w[self].rotate = true;
+	/* (S): pairs with (D) in serve; see the file comment */
+	atomic_thread_fence(memory_order_seq_cst);
+	size_t len = sb_mpmc_len(&pj->q);
+	struct sb_task *h = server_add(pj, len < pj->limit ? (unsigned)len : pj->limit);
+	if (h) {
+		job_ref(pj);
+		push_handle(pr, pj->level, h);
+		where = SB_TO_ANY;
+	} /* else enough handles are out, and their workers will get to it */
+out:
+	if (pin)
+		job_unref(pj);
+	return where;
+}
+
+/* ---- lifecycle, introspection ---- */
+
+static void priority_destroy(void *st)
+{
+	struct priority *pr = st;
+	if (!pr)
+		return;
+	/* Every job has ended; what is left are handles of ended jobs (stale ones, cancel handles
+	 * nobody took). Each owns a reference to its job's state. */
+	if (pr->w)
+		for (unsigned i = 0; i < pr->nworkers; i++)
+			if (pr->w[i].held)
+				job_unref(job_of(pr->w[i].held));
+	struct sb_task *h;
+	if (pr->lv) {
+		for (unsigned i = 0; i <= pr->nlevels; i++) {
+			struct priority_level *l = &pr->lv[i];
+			while ((h = sb_mpsc_pop(&l->spill)))
+				job_unref(job_of(h));
+			if (!l->ring.cells)
+				continue;
+			while ((h = sb_mpmc_pop(&l->ring)))
+				job_unref(job_of(h));
+			sb_mpmc_fini(&l->ring);
+		}
+	}
+	if (pr->front.cells)
+		sb_mpmc_fini(&pr->front);
+	free(pr->lv);
+	free(pr->w);
+	free(pr);
+}
+
+static int priority_create(struct sb_rt *rt, const void *params, void **state, char *err, size_t errlen)
+{
+	const struct priority_params *p = params;
+	struct priority *pr = aligned_alloc(SB_CACHELINE, round_line(sizeof *pr));
+	if (!pr)
+		goto oom;
+	memset(pr, 0, sizeof *pr);
+	pr->p = *p;
+	pr->nworkers = sb_nworkers(rt);
+	pr->nlevels = 2 * (unsigned)p->max_priority + 1;
+	size_t lsz = round_line((pr->nlevels + 1) * sizeof *pr->lv);
+	size_t wsz = round_line(pr->nworkers * sizeof *pr->w);
+	pr->lv = aligned_alloc(SB_CACHELINE, lsz);
+	pr->w = aligned_alloc(SB_CACHELINE, wsz);
+	if (!pr->lv || !pr->w)
+		goto oom;
+	memset(pr->lv, 0, lsz);
+	for (unsigned i = 0; i <= pr->nlevels; i++)
+		sb_mpsc_init(&pr->lv[i].spill);
+	memset(pr->w, 0, wsz);
+	if (sb_mpmc_init(&pr->front, (unsigned)p->queue_log2))
+		goto oom;
+	for (unsigned i = 0; i <= pr->nlevels; i++)
+		if (sb_mpmc_init(&pr->lv[i].ring, (unsigned)p->queue_log2))
+			goto oom;
+	*state = pr;
+	return 0;
+oom:
+	priority_destroy(pr);
+	snprintf(err, errlen, "out of memory creating %lld priority levels (queue_log2=%lld)",
+		 2 * (long long)p->max_priority + 1, (long long)p->queue_log2);
+	return -ENOMEM;
+}
+
+static size_t priority_queued(void *st, int w)
+{
+	struct priority *pr = st;
+	if (w >= 0)
+		return 0; /* subtasks belong to jobs; no worker owns any */
+	/* first teardowns and ordinary handles: each stands for work some worker must take.
+	 * Cancel handles are left out: job_cancel cannot ask for a wake-up, and the job's own
+	 * handles already answer for its subtasks. */
+	size_t n = sb_mpmc_len(&pr->front);
+	for (unsigned i = 0; i < pr->nlevels; i++)
+		n += sb_mpmc_len(&pr->lv[i].ring) + sb_mpsc_len(&pr->lv[i].spill);
+	return n;
+}
+
+static void priority_stats(void *st, sb_stat_emit_fn emit, void *ctx)
+{
+	struct priority *pr = st;
+	uint64_t handles = 0, stale = 0, yields = 0, retakes = 0, rotations = 0;
+	for (unsigned i = 0; i < pr->nworkers; i++) {
+		handles += atomic_load_explicit(&pr->w[i].nr_handles, memory_order_relaxed);
+		stale += atomic_load_explicit(&pr->w[i].nr_stale, memory_order_relaxed);
+		yields += atomic_load_explicit(&pr->w[i].nr_yields, memory_order_relaxed);
+		retakes += atomic_load_explicit(&pr->w[i].nr_retakes, memory_order_relaxed);
+		rotations += atomic_load_explicit(&pr->w[i].nr_rotations, memory_order_relaxed);
+	}
+	emit(ctx, "jobs", (double)atomic_load_explicit(&pr->nr_jobs, memory_order_relaxed));
+	emit(ctx, "handles_taken", (double)handles);
+	emit(ctx, "stale_handles", (double)stale);
+	emit(ctx, "yields_to_higher", (double)yields);
+	emit(ctx, "drops_undone", (double)retakes);
+	emit(ctx, "rotations", (double)rotations);
+	emit(ctx, "cancel_handles", (double)atomic_load_explicit(&pr->nr_cancel, memory_order_relaxed));
+	emit(ctx, "job_queue_full", (double)atomic_load_explicit(&pr->nr_job_full, memory_order_relaxed));
+	emit(ctx, "handle_overflows", (double)atomic_load_explicit(&pr->nr_handle_overflow, memory_order_relaxed));
+	emit(ctx, "clamped_priorities", (double)atomic_load_explicit(&pr->nr_clamped, memory_order_relaxed));
+	emit(ctx, "unstarted", (double)atomic_load_explicit(&pr->nr_unstarted, memory_order_relaxed));
+}
+
+const struct sb_policy_ops priority_ops = {
+	.create = priority_create,
+	.destroy = priority_destroy,
+	.job_start = priority_job_start,
+	.job_end = priority_job_end,
+	.job_cancel = priority_job_cancel,
+	.submit = priority_submit,
+	.pop = priority_pop,
+	.idle = priority_idle,
+	.queued = priority_queued,
+	.stats = priority_stats,
+	.name = "priority",
+	.description = "Nebula Graph's task manager (memo 004): job handles by priority, per-job subtask queues "
+		       "served by up to N workers",
+	.version = 1,
+	.params = priority_param_table,
+	.params_size = sizeof(struct priority_params),
+};
