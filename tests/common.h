@@ -89,4 +89,28 @@ static inline struct sb_job *t_run_job(struct sb_rt *rt, const struct sb_job_des
 	return j;
 }
 
+/* One of the policy's counters (ops->stats); the test fails when the policy has no such key. */
+struct t_stat {
+	const char *key;
+	double v;
+	bool found;
+};
+
+static inline void t_stat_emit(void *ctx, const char *key, double v)
+{
+	struct t_stat *s = ctx;
+	if (!strcmp(key, s->key)) {
+		s->v = v;
+		s->found = true;
+	}
+}
+
+static inline double t_policy_stat(struct sb_rt *rt, const char *key)
+{
+	struct t_stat s = { key, 0, false };
+	sb_rt_policy_stats(rt, t_stat_emit, &s);
+	cr_assert(s.found, "policy %s reports %s", sb_rt_policy(rt)->name, key);
+	return s.v;
+}
+
 #endif

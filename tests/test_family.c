@@ -22,34 +22,15 @@ static void sleep_ms(long ms)
 	nanosleep(&ts, NULL);
 }
 
-/* One of the policy's counters (ops->stats); the test fails when the policy has no such key. */
-struct t_stat {
-	const char *key;
-	double v;
-	bool found;
-};
-
-static void stat_emit(void *ctx, const char *key, double v)
-{
-	struct t_stat *s = ctx;
-	if (!strcmp(key, s->key)) {
-		s->v = v;
-		s->found = true;
-	}
-}
-
 static uint64_t stat_of(struct sb_rt *rt, const char *key)
 {
-	struct t_stat s = { key, 0, false };
-	sb_rt_policy_stats(rt, stat_emit, &s);
-	cr_assert(s.found, "policy %s reports %s", sb_rt_policy(rt)->name, key);
-	return (uint64_t)s.v;
+	return (uint64_t)t_policy_stat(rt, key);
 }
 
 static uint64_t ws_stat(struct ws *ws, const char *key)
 {
 	struct t_stat s = { key, 0, false };
-	ws_stats(ws, stat_emit, &s);
+	ws_stats(ws, t_stat_emit, &s);
 	cr_assert(s.found, "the family base reports %s", key);
 	return (uint64_t)s.v;
 }

@@ -113,29 +113,6 @@ static void wait_put(struct sb_rt *rt, struct sb_job *j)
 	sb_job_put(j);
 }
 
-struct stat_probe {
-	const char *key;
-	double v;
-	bool found;
-};
-
-static void stat_emit(void *ctx, const char *key, double v)
-{
-	struct stat_probe *p = ctx;
-	if (!strcmp(key, p->key)) {
-		p->v = v;
-		p->found = true;
-	}
-}
-
-static double policy_stat(struct sb_rt *rt, const char *key)
-{
-	struct stat_probe p = { .key = key };
-	sb_rt_policy_stats(rt, stat_emit, &p);
-	cr_assert(p.found, "policy %s reports stat %s", sb_rt_policy(rt)->name, key);
-	return p.v;
-}
-
 static uint64_t core_count(struct sb_rt *rt, enum sb_counter c, bool workers_only)
 {
 	uint64_t v[SB_NR_COUNTERS], sum = 0;
@@ -397,7 +374,7 @@ ParameterizedTest(struct onoff *tokens, global, producer_order, .timeout = 30)
 	if (tokens->on) {
 		cr_assert_lt(first2, last0, "round robin: producer 2 starts (at %d) before producer 0 ends (at %d)",
 			     first2, last0);
-		cr_assert_geq(policy_stat(rt, "queues_in_use"), 1 + PT_PRODUCERS);
+		cr_assert_geq(t_policy_stat(rt, "queues_in_use"), 1 + PT_PRODUCERS);
 	} else {
 		for (unsigned i = 0; i < PT_PRODUCERS * PT_JOBS; i++)
 			cr_assert_eq(atomic_load(&log_tags[i]), (int)((i / PT_JOBS) * 100 + i % PT_JOBS),
@@ -417,7 +394,7 @@ Test(global, producer_beyond_table_uses_shared_queue, .timeout = 30)
 	for (unsigned k = 0; k < 10; k++)
 		wait_put(rt, submit(rt, (struct jspec){ 0 }, tagged, k, 0));
 	cr_assert_eq(atomic_load(&log_n), 10);
-	cr_assert_geq(policy_stat(rt, "token_fallbacks"), 10);
+	cr_assert_geq(t_policy_stat(rt, "token_fallbacks"), 10);
 	sb_thread_detach();
 	t_done(rt);
 }
@@ -485,11 +462,11 @@ Test(global, batch_runs_every_task_once, .timeout = 60)
 	for (size_t i = 0; i < sizeof ba_hits / sizeof ba_hits[0]; i++)
 		cr_assert_eq(atomic_load(&ba_hits[i]), 1, "task %zu ran %u times", i, atomic_load(&ba_hits[i]));
 	sb_rt_stop(rt, SB_STOP_DRAIN);
-	double claims = policy_stat(rt, "claims"), claimed = policy_stat(rt, "tasks_claimed");
+	double claims = t_policy_stat(rt, "claims"), claimed = t_policy_stat(rt, "tasks_claimed");
 	uint64_t ran = core_count(rt, SB_C_RUN, true);
 	cr_assert_eq((uint64_t)claimed, ran, "%.0f tasks claimed, %llu run by workers", claimed, (unsigned long long)ran);
 	cr_assert_leq(claims, claimed);
-	cr_assert_eq(policy_stat(rt, "queue_overflows"), 0);
+	cr_assert_eq(t_policy_stat(rt, "queue_overflows"), 0);
 	t_done(rt);
 }
 
@@ -525,8 +502,8 @@ Test(global, batch_claims_fewer_and_buffer_is_visible, .timeout = 30)
 	for (unsigned k = 0; k < 5; k++)
 		cr_assert_eq(atomic_load(&log_tags[k]), (int)k, "buffered tasks run in claim order");
 	sb_rt_stop(rt, SB_STOP_DRAIN);
-	cr_assert_eq(policy_stat(rt, "claims"), 2);
-	cr_assert_eq(policy_stat(rt, "tasks_claimed"), 7);
+	cr_assert_eq(t_policy_stat(rt, "claims"), 2);
+	cr_assert_eq(t_policy_stat(rt, "tasks_claimed"), 7);
 	cr_assert_eq(sb_rt_queued(rt, 0), 0);
 	sb_thread_detach();
 	t_done(rt);
@@ -550,7 +527,7 @@ Test(global, full_queue_runs_on_the_submitter, .timeout = 30)
 		wait_put(rt, jobs[k]); /* the waits run what overflowed to this thread */
 	wait_put(rt, g);
 	cr_assert_eq(atomic_load(&log_n), 40);
-	cr_assert_eq(policy_stat(rt, "queue_overflows"), 40 - 16);
+	cr_assert_eq(t_policy_stat(rt, "queue_overflows"), 40 - 16);
 	sb_thread_detach();
 	t_done(rt);
 }
@@ -584,7 +561,7 @@ Test(priority, higher_priority_overtakes_queued_jobs, .timeout = 30)
 	for (unsigned i = 0; i < N; i++)
 		cr_assert_eq(atomic_load(&log_tags[i]), want[i], "start %u is job %d, expected %d", i,
 			     atomic_load(&log_tags[i]), want[i]);
-	cr_assert_eq(policy_stat(rt, "clamped_priorities"), 1);
+	cr_assert_eq(t_policy_stat(rt, "clamped_priorities"), 1);
 	sb_thread_detach();
 	t_done(rt);
 }
@@ -631,7 +608,7 @@ ParameterizedTest(struct onoff *yield, priority, waiting_higher_job, .timeout = 
 	for (int i = 2; i <= 5; i++)
 		cr_assert_lt(log_pos(i - 1), log_pos(i), "the job's own subtasks stay FIFO");
 	sb_rt_stop(rt, SB_STOP_DRAIN);
-	cr_assert_eq(policy_stat(rt, "yields_to_higher"), yield->on ? 1 : 0);
+	cr_assert_eq(t_policy_stat(rt, "yields_to_higher"), yield->on ? 1 : 0);
 	sb_thread_detach();
 	t_done(rt);
 }
@@ -798,8 +775,8 @@ Test(priority, full_queues_lose_nothing, .timeout = 30)
 		cr_assert_eq(atomic_load(&cj[k].ran), 40);
 	}
 	sb_rt_stop(rt, SB_STOP_DRAIN);
-	cr_assert_geq(policy_stat(rt, "handle_overflows"), 40 - 16);
-	cr_assert_gt(policy_stat(rt, "job_queue_full"), 0);
+	cr_assert_geq(t_policy_stat(rt, "handle_overflows"), 40 - 16);
+	cr_assert_gt(t_policy_stat(rt, "job_queue_full"), 0);
 	sb_thread_detach();
 	t_done(rt);
 }
@@ -858,8 +835,8 @@ Test(priority, cancelled_job_is_dropped_promptly, .timeout = 30)
 	sb_job_put(c);
 	sb_rt_stop(rt, SB_STOP_DRAIN);
 	cr_assert_eq(core_count(rt, SB_C_DROPPED, false), 6);
-	cr_assert_eq(policy_stat(rt, "cancel_handles"), 1);
-	cr_assert_geq(policy_stat(rt, "stale_handles"), 1, "the job's own handle was skipped when it surfaced");
+	cr_assert_eq(t_policy_stat(rt, "cancel_handles"), 1);
+	cr_assert_geq(t_policy_stat(rt, "stale_handles"), 1, "the job's own handle was skipped when it surfaced");
 	cr_assert_eq(atomic_load(&cj.teardowns), 1);
 	sb_thread_detach();
 	t_done(rt);
