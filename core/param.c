@@ -233,8 +233,12 @@ void sb_param_print(const struct sb_param *tbl, FILE *f, const char *indent)
 	}
 }
 
-static void json_string(FILE *f, const char *s)
+void sb_json_string(FILE *f, const char *s)
 {
+	if (!s) {
+		fputs("null", f);
+		return;
+	}
 	fputc('"', f);
 	for (; *s; s++) {
 		unsigned char c = (unsigned char)*s;
@@ -261,9 +265,9 @@ static void json_into(const struct sb_param *tbl, const void *obj, FILE *f, cons
 		switch (p->type) {
 		case SB_P_INT: fprintf(f, "%lld", (long long)*(const int64_t *)v); break;
 		case SB_P_BOOL: fprintf(f, "%s", *(const bool *)v ? "true" : "false"); break;
-		case SB_P_ENUM: json_string(f, p->choices[*(const int *)v]); break;
+		case SB_P_ENUM: sb_json_string(f, p->choices[*(const int *)v]); break;
 		case SB_P_DOUBLE: fprintf(f, "%.17g", *(const double *)v); break;
-		case SB_P_STR: json_string(f, *(const char *const *)v); break;
+		case SB_P_STR: sb_json_string(f, *(const char *const *)v); break;
 		default: break;
 		}
 	}

@@ -62,6 +62,8 @@ void sb_param_names(const struct sb_param *tbl, char *buf, size_t len);
 void sb_param_print(const struct sb_param *tbl, FILE *f, const char *indent);
 /* `"name": value` members for a JSON object (no braces), values taken from `obj`. */
 void sb_param_json(const struct sb_param *tbl, const void *obj, FILE *f, const char *indent);
+/* A JSON string literal for s (escaped; NULL is written as null). */
+void sb_json_string(FILE *f, const char *s);
 /* Count entries (after includes), for tests. */
 size_t sb_param_count(const struct sb_param *tbl);
 

@@ -98,6 +98,21 @@ uint64_t sb_hist_quantile(const struct sb_hist *h, double q)
 	return h->max;
 }
 
+struct sb_tev *sb_rec_event(struct sb_rec *r)
+{
+	if (r->nev == r->capev) {
+		size_t cap = r->capev ? r->capev * 2 : 4096;
+		struct sb_tev *ev = cap <= ((size_t)1 << 24) ? realloc(r->ev, cap * sizeof *ev) : NULL;
+		if (!ev) {
+			r->ev_dropped++;
+			return NULL;
+		}
+		r->ev = ev;
+		r->capev = cap;
+	}
+	return &r->ev[r->nev++];
+}
+
 void sb_rec_free(struct sb_rec *r)
 {
 	for (unsigned i = 0; i < SB_MAX_CLASSES; i++)

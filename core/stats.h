@@ -93,6 +93,9 @@ struct sb_rec {
 };
 
 void sb_rec_free(struct sb_rec *r);
+/* The next trace event slot of r (grown by doubling, up to 16M events), or NULL when the
+ * recording is full or out of memory (then counted in ev_dropped). Owner thread only. */
+struct sb_tev *sb_rec_event(struct sb_rec *r);
 
 /* ---- reading a runtime's results (harness, tests) ---- */
 

@@ -315,19 +315,10 @@ bool sb_task_ready(struct sb_task *t)
 static void trace_task(struct sb_thread *tc, struct sb_job *j, uint32_t cls, uint64_t t0, uint64_t t1,
 		       bool stolen, enum sb_result r)
 {
-	struct sb_rec *rec = &tc->rec;
-	if (rec->nev == rec->capev) {
-		size_t cap = rec->capev ? rec->capev * 2 : 4096;
-		struct sb_tev *ev = cap <= ((size_t)1 << 24) ? realloc(rec->ev, cap * sizeof *ev) : NULL;
-		if (!ev) {
-			rec->ev_dropped++;
-			return;
-		}
-		rec->ev = ev;
-		rec->capev = cap;
-	}
-	rec->ev[rec->nev++] = (struct sb_tev){ .ts = t0, .dur = t1 - t0, .job = j->id, .cls = cls,
-					       .kind = SB_EV_TASK, .stolen = stolen, .result = (uint8_t)r };
+	struct sb_tev *ev = sb_rec_event(&tc->rec);
+	if (ev)
+		*ev = (struct sb_tev){ .ts = t0, .dur = t1 - t0, .job = j->id, .cls = cls, .kind = SB_EV_TASK,
+				       .stolen = stolen, .result = (uint8_t)r };
 }
 
 static SB_COLD void first_start(struct sb_job *j)

@@ -311,18 +311,9 @@ static void polling_wait(const struct sb_config *c)
 
 static void trace_instant(struct sb_thread *tc, enum sb_trace_kind kind, uint64_t ts, uint64_t dur)
 {
-	struct sb_rec *rec = &tc->rec;
-	if (rec->nev == rec->capev) {
-		size_t cap = rec->capev ? rec->capev * 2 : 4096;
-		struct sb_tev *ev = cap <= ((size_t)1 << 24) ? realloc(rec->ev, cap * sizeof *ev) : NULL;
-		if (!ev) {
-			rec->ev_dropped++;
-			return;
-		}
-		rec->ev = ev;
-		rec->capev = cap;
-	}
-	rec->ev[rec->nev++] = (struct sb_tev){ .ts = ts, .dur = dur, .kind = (uint8_t)kind };
+	struct sb_tev *ev = sb_rec_event(&tc->rec);
+	if (ev)
+		*ev = (struct sb_tev){ .ts = ts, .dur = dur, .kind = (uint8_t)kind };
 }
 
 /* Suspend until woken or the suspend timeout passes. Returns a task found by the re-check, if

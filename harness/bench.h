@@ -134,7 +134,6 @@ void bench_out_abandon(void);
 const char *bench_out_final(void);
 
 /* json.c: the few JSON pieces the writers need. */
-void bench_json_str(FILE *f, const char *s);
 void bench_json_num(FILE *f, double v);
 /* `prefix` verbatim (separator and key), then s as a JSON string. */
 void bench_json_kv(FILE *f, const char *prefix, const char *s);

@@ -1,31 +1,12 @@
 /*
- * json.c - the two JSON value writers the result files need: strings and numbers.
+ * json.c - the JSON value writers the result files need beyond core/param.h's (which writes
+ * parameter blocks and strings, sb_json_string): numbers, and key/value pairs.
  *
  * The writers print JSON directly (no document tree): the files are written once, in order.
- * Parameter values are written by core/param.h's sb_param_json; this covers everything else.
  */
 #include <math.h>
 
 #include "bench.h"
-
-void bench_json_str(FILE *f, const char *s)
-{
-	if (!s) {
-		fputs("null", f);
-		return;
-	}
-	fputc('"', f);
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-		if (c == '"' || c == '\\')
-			fprintf(f, "\\%c", c);
-		else if (c < 0x20)
-			fprintf(f, "\\u%04x", c);
-		else
-			fputc(c, f);
-	}
-	fputc('"', f);
-}
 
 void bench_json_num(FILE *f, double v)
 {
@@ -41,7 +22,7 @@ void bench_json_num(FILE *f, double v)
 void bench_json_kv(FILE *f, const char *prefix, const char *s)
 {
 	fputs(prefix, f);
-	bench_json_str(f, s);
+	sb_json_string(f, s);
 }
 
 void bench_json_kn(FILE *f, const char *prefix, double v)

@@ -144,7 +144,7 @@ static void command_line(FILE *f, int argc, char **argv)
 		*p++ = '\'';
 	}
 	*p = 0;
-	bench_json_str(f, s);
+	sb_json_string(f, s);
 	free(s);
 }
 
@@ -166,14 +166,14 @@ void bench_write_meta(FILE *f, const struct bench_opts *o, struct bench_result *
 	bench_json_kv(f, ",\n  \"host\": ", h->host);
 	bench_json_kv(f, ",\n  \"cpu_model\": ", h->cpu_model);
 	fprintf(f, ",\n  \"cores_online\": %ld,\n  \"topology\": { \"synthetic\": ", h->ncpu);
-	bench_json_str(f, h->topology[0] ? h->topology : NULL);
+	sb_json_string(f, h->topology[0] ? h->topology : NULL);
 	fprintf(f, ", \"packages\": %u, \"cores\": %u, \"pus\": %u, \"hwloc_api\": \"0x%x\" },\n", h->packages, h->cores,
 		h->pus, (unsigned)HWLOC_API_VERSION);
 	bench_json_kv(f, "  \"compiler\": { \"version\": ", __VERSION__);
 	bench_json_kv(f, ", \"flags\": ", SB_BUILD_CFLAGS);
 	bench_json_kv(f, " },\n  \"policy\": {\n    \"name\": ", o->policy->name);
 	fprintf(f, ",\n    \"version\": %d,\n    \"description\": ", o->policy->version);
-	bench_json_str(f, o->policy->description);
+	sb_json_string(f, o->policy->description);
 	fputs(",\n    \"params\": ", f);
 	param_object(f, o->policy->params, o->pparams);
 	fputs("\n  },\n  \"core\": {\n", f);
@@ -183,7 +183,7 @@ void bench_write_meta(FILE *f, const struct bench_opts *o, struct bench_result *
 	fputs(",\n    \"classes\": [", f);
 	for (unsigned i = 0; i < r->nclasses; i++) {
 		fputs(i ? ", " : "", f);
-		bench_json_str(f, o->workload->classes[i]);
+		sb_json_string(f, o->workload->classes[i]);
 	}
 	fputs("],\n    \"params\": ", f);
 	param_object(f, o->workload->params, o->wparams);

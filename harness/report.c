@@ -64,7 +64,7 @@ void bench_write_summary(FILE *f, const struct bench_opts *o, struct bench_resul
 			continue;
 		fputs(first ? "\n    " : ",\n    ", f);
 		first = false;
-		bench_json_str(f, bench_class_name(o->workload, k));
+		sb_json_string(f, bench_class_name(o->workload, k));
 		fputs(": ", f);
 		latency_object(f, r->hist[k], r->window_s);
 	}
@@ -86,7 +86,7 @@ void bench_write_summary(FILE *f, const struct bench_opts *o, struct bench_resul
 	fputs(" }\n  },\n  \"policy_stats\": {", f);
 	for (size_t i = 0; i < r->npstats; i++) {
 		fputs(i ? ", " : " ", f);
-		bench_json_str(f, r->pstats[i].key);
+		sb_json_string(f, r->pstats[i].key);
 		bench_json_kn(f, ": ", r->pstats[i].value);
 	}
 	const uint64_t *t = r->total_cnt;
@@ -102,7 +102,7 @@ void bench_write_summary(FILE *f, const struct bench_opts *o, struct bench_resul
 		"  \"recorded\": { \"job_rows\": %zu, \"job_rows_dropped\": %zu, \"trace_events\": %zu, "
 		"\"trace_events_written\": %zu, \"trace_events_lost\": %zu },\n  \"failure\": ",
 		r->nrows, r->rows_dropped, r->ev_total, r->ev_written, r->ev_lost);
-	bench_json_str(f, r->failure);
+	sb_json_string(f, r->failure);
 	fputs("\n}\n", f);
 }
 

@@ -111,7 +111,7 @@ static void event(FILE *f, const struct bench_opts *o, const struct sb_tev *e, i
 		fprintf(f, ",\n{\"ph\":\"X\",\"pid\":1,\"tid\":%d,\"name\":", tid);
 		char name[96];
 		snprintf(name, sizeof name, "%s%s", bench_class_name(o->workload, e->cls), stolen ? " (stolen)" : "");
-		bench_json_str(f, name);
+		sb_json_string(f, name);
 		fprintf(f, ",\"cat\":\"%s\",\"ts\":%.3f,\"dur\":%.3f,\"args\":{\"job\":%llu,\"stolen\":%s,\"result\":\"%s\"}}",
 			stolen ? "steal" : "task", ts, dur, (unsigned long long)e->job, stolen ? "true" : "false",
 			e->result < 4 ? result_names[e->result] : "unknown");
