@@ -72,6 +72,15 @@ $(B)/release/schedbed: $(patsubst %.c,$(B)/release/%.o,$(HARNESS_SRC)) $(B)/rele
 ## schedbed    build the program into build/release/schedbed (then: schedbed --help, schedbed list)
 schedbed: deps $(B)/release/schedbed
 
+# The same program built with each sanitizer, for the stress matrix.
+define sanitized_program
+$(B)/$(1)/harness/%.o: BASE_CFLAGS += $$(HARNESS_DEFS)
+$(B)/$(1)/schedbed: $$(patsubst %.c,$(B)/$(1)/%.o,$$(HARNESS_SRC)) $(B)/$(1)/libschedbed.a
+	$$(CC) $$(BASE_CFLAGS) $(2) $$^ $$(PKG_LIBS) -o $$@
+endef
+$(eval $(call sanitized_program,tsan,-O1 -fsanitize=thread -fno-omit-frame-pointer -Wno-tsan))
+$(eval $(call sanitized_program,asan,-O1 -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined))
+
 # ---- tests ----
 TEST_SRC := $(wildcard tests/*.c)
 
@@ -105,10 +114,12 @@ export TSAN_OPTIONS := halt_on_error=1 second_deadlock_stack=1 suppressions=$(CU
 export ASAN_OPTIONS := detect_leaks=1 abort_on_error=1
 export UBSAN_OPTIONS := print_stacktrace=1 halt_on_error=1
 
-## stress      the stress binary under ThreadSanitizer and under AddressSanitizer+LeakSanitizer
-stress: deps $(B)/tsan/stress $(B)/asan/stress
+## stress      the stress binary, then every policy x workload x thread count, under ThreadSanitizer and under AddressSanitizer+LeakSanitizer
+stress: deps $(B)/tsan/stress $(B)/asan/stress $(B)/tsan/schedbed $(B)/asan/schedbed
 	$(B)/tsan/stress $(STRESS_ARGS)
 	$(B)/asan/stress $(STRESS_ARGS)
+	$(PYTHON) tests/stress/matrix.py --schedbed $(B)/tsan/schedbed --chaos 11 $(MATRIX_ARGS)
+	$(PYTHON) tests/stress/matrix.py --schedbed $(B)/asan/schedbed --chaos 12 $(MATRIX_ARGS)
 
 ## test        everything CI runs: the Criterion suite, the sanitizer stress runs, the model check
 test: unit stress model-check

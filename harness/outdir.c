@@ -192,7 +192,13 @@ int bench_out_prepare(const char *out_opt, char *run_id, size_t idlen, char *err
 	char parent[PATH_MAX];
 	const char *base;
 	split(out.final, parent, sizeof parent, &base);
-	snprintf(out.tmp, sizeof out.tmp, "%s/.%s.tmp-XXXXXX", parent, base);
+	if ((size_t)snprintf(out.tmp, sizeof out.tmp, "%s/.%s.tmp-XXXXXX", parent, base) >= sizeof out.tmp) {
+		snprintf(err, errlen, "--out path is too long: %s", out.final);
+		out.tmp[0] = 0;
+		out.active = 1;
+		remove_all();
+		return -1;
+	}
 	if (!mkdtemp(out.tmp)) {
 		snprintf(err, errlen, "cannot write in '%s' (for %s): %s", parent, out.final, strerror(errno));
 		out.tmp[0] = 0;

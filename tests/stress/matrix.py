@@ -1,0 +1,117 @@
+#!/usr/bin/python3
+"""matrix.py - every policy (with its defaults and with non-default settings) crossed with every
+workload, at small size and several thread counts, through a sanitizer build of schedbed.
+
+Each run is a bounded run with check mode, the stall watchdog and chaos injection on; it passes
+when schedbed exits 0, which it only does when the runtime reported no violation or stall, the
+workload's and the core's counts reconcile, and the sanitizer stayed silent (the sanitizers are
+set to exit non-zero on any report). Thread counts go from 1 to 8 on a 2-core machine, so most
+runs are oversubscribed on purpose. The last line is "N passed, M failed"; the line before it
+counts the runs and the tasks executed.
+
+Usage: matrix.py --schedbed PATH [--chaos SEED] [--threads 1,2,4,8] [--only POLICY]
+"""
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+# Non-default settings worth their own runs: the options each policy adds to the base case.
+POLICY_VARIANTS = {
+    "stealing": [[], ["local_order=lifo", "steal_half=true", "victim_order=random", "conditional=ptl", "ptl_requeue=2"]],
+    "hybrid": [["lightweight_job_level=40"]],
+    "distribution": [[], ["distributor=dedicated"]],
+    "lanes": [["lane_budget=2"]],
+    "txslot": [[]],
+    "global": [[], ["producer_tokens=true", "batch=8"]],
+    "priority": [[], ["concurrency=1"]],
+}
+
+# Small bounded runs: --jobs and the workload settings that keep each run to a fraction of a
+# second under a sanitizer. Two cases for the workloads with two modes.
+WORKLOAD_CASES = {
+    "oltp": [["--jobs", "10", "--set", "clients=3", "--set", "epoch_us=1000", "--set", "ltx_ratio=0.3"]],
+    "mixed": [["--jobs", "24", "--set", "light_clients=3", "--set", "heavy_clients=1", "--set", "partitions=6",
+               "--set", "process_ns=20000"]],
+    "forkjoin": [["--jobs", "2", "--set", "which=fib", "--set", "n=13", "--set", "clients=2"],
+                 ["--jobs", "2", "--set", "which=uts", "--set", "uts_b0=30", "--set", "uts_q=0.18", "--set", "clients=2"]],
+    "wake": [["--jobs", "16", "--set", "gap_us=300", "--set", "from_task_pct=50"]],
+    "tiny": [["--jobs", "300", "--set", "producers=3"]],
+    "load": [["--jobs", "1", "--set", "rows=400", "--set", "bulk_size=32"],
+             ["--jobs", "1", "--set", "mode=nontransactional", "--set", "files=2", "--set", "blocks=2",
+              "--set", "block_rows=8"]],
+    "micro": [["--jobs", "3", "--set", "length=200", "--set", "pattern=pingpong"],
+              ["--jobs", "3", "--set", "length=200", "--set", "pattern=spawn_many"],
+              ["--jobs", "3", "--set", "length=200", "--set", "pattern=yield_many"]],
+}
+
+
+def names(schedbed, what):
+    out = subprocess.run([schedbed, "list", f"--{what}"], check=True, capture_output=True, text=True).stdout
+    return out.split()
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--schedbed", required=True)
+    ap.add_argument("--chaos", type=int, default=1)
+    ap.add_argument("--threads", default="1,2,4,8")
+    ap.add_argument("--only", help="one policy")
+    a = ap.parse_args()
+    threads = [int(t) for t in a.threads.split(",")]
+    policies = names(a.schedbed, "policies")
+    workloads = names(a.schedbed, "workloads")
+    unknown = [w for w in workloads if w not in WORKLOAD_CASES]
+    if unknown:
+        sys.exit(f"matrix.py: no small case for workload(s) {', '.join(unknown)}: add one to WORKLOAD_CASES")
+    runs = []
+    for p in policies:
+        if a.only and p != a.only:
+            continue
+        for sets in POLICY_VARIANTS.get(p, [[]]):
+            for w in workloads:
+                for case in WORKLOAD_CASES[w]:
+                    runs.append((p, sets, w, case))
+    work = tempfile.mkdtemp(prefix="schedbed-matrix-")
+    passed = failed = tasks = 0
+    t0 = time.monotonic()
+    env = dict(os.environ)
+    for i, (p, sets, w, case) in enumerate(runs):
+        n = threads[i % len(threads)]
+        seed = a.chaos * 1000 + i
+        out = os.path.join(work, f"r{i}")
+        args = [a.schedbed, "run", "--quiet", "--check", "--policy", p, "--workload", w, "--threads", str(n),
+                "--seed", str(i + 1), "--out", out, "--set", f"chaos={seed}", "--set", "stall_limit=20000"]
+        for s in sets:
+            args += ["--set", s]
+        args += case
+        r = subprocess.run(args, capture_output=True, text=True, env=env)
+        label = f"{p}{'[' + ','.join(sets) + ']' if sets else ''} x {w} {' '.join(case[2:])} threads={n}"
+        if r.returncode == 0:
+            passed += 1
+            try:
+                with open(os.path.join(out, "summary.json")) as f:
+                    tasks += int(json.load(f)["counters"]["total"]["tasks"])
+            except (OSError, KeyError, ValueError):
+                pass
+        else:
+            failed += 1
+            tail = "\n    ".join((r.stderr or r.stdout).strip().splitlines()[-12:])
+            print(f"matrix: FAIL {label} (exit {r.returncode}):\n    {tail}", file=sys.stderr)
+        shutil.rmtree(out, ignore_errors=True)
+        if (i + 1) % 20 == 0 or i + 1 == len(runs):
+            print(f"matrix: {i + 1}/{len(runs)} runs, {failed} failed, {time.monotonic() - t0:.0f} s",
+                  file=sys.stderr, flush=True)
+    shutil.rmtree(work, ignore_errors=True)
+    print(f"matrix ({os.path.basename(os.path.dirname(a.schedbed))}): {len(runs)} runs, {tasks} tasks executed, "
+          f"{failed} failed runs")
+    print(f"{passed} passed, {failed} failed")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
