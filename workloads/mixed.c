@@ -10,7 +10,9 @@
  * tasks of process_ns each, exchange, teardown). heavy_share sets how much of its time a heavy
  * client keeps a heavy job in flight: after a job that took d, it pauses d x (100 - share) /
  * share, so 100 means back to back. Jobs carry no transaction: the only question here is
- * where each job runs.
+ * where each job runs. light_priority / heavy_priority and heavy_concurrency set the jobs'
+ * priority and per-job concurrency, which only the priority policy reads (memo 004: a count(*)
+ * that should not wait behind compactions).
  *
  * Does not own the DAG's mechanics (common.c) or any transactional behaviour (oltp.c).
  * Concurrency: each heavy client's wl_dag is shared only with the tasks of its one job in
@@ -36,6 +38,9 @@ struct mixed_params {
 	int64_t exchange_ns;
 	int64_t heavy_share;
 	int dist;
+	int64_t light_priority;
+	int64_t heavy_priority;
+	int64_t heavy_concurrency;
 };
 
 #define P struct mixed_params
@@ -50,6 +55,9 @@ static const struct sb_param mixed_param_table[] = {
 	SB_PARAM_INT(P, exchange_ns, 20000, 0, 1000000000, "mean cost of a heavy job's exchange task, ns"),
 	SB_PARAM_INT(P, heavy_share, 50, 1, 100, "percent of its time a heavy client has a heavy job in flight"),
 	SB_PARAM_ENUM(P, dist, WL_EXP, wl_dist_names, "distribution of every task cost around its mean"),
+	SB_PARAM_INT(P, light_priority, 0, -1000, 1000, "priority of light jobs (read by the priority policy; higher first)"),
+	SB_PARAM_INT(P, heavy_priority, 0, -1000, 1000, "priority of heavy jobs (read by the priority policy)"),
+	SB_PARAM_INT(P, heavy_concurrency, 0, 0, 1024, "workers one heavy job may use at once (priority policy); 0 = its default"),
 	SB_PARAM_END,
 };
 #undef P
@@ -61,9 +69,10 @@ struct mixed {
 };
 _Static_assert(offsetof(struct mixed, cs) == 0, "workload state starts with its clients");
 
-static struct sb_job *new_job(struct wl_client *c, unsigned cls, int level)
+static struct sb_job *new_job(struct wl_client *c, unsigned cls, int level, int64_t priority, int64_t concurrency)
 {
-	struct sb_job_desc d = { .cls = cls, .work_level = level, .done = wl_job_done, .arg = c->set->user };
+	struct sb_job_desc d = { .cls = cls, .work_level = level, .done = wl_job_done, .arg = c->set->user,
+				 .priority = (int)priority, .concurrency = (unsigned)concurrency };
 	return sb_job_create(c->set->env->rt, &d);
 }
 
@@ -78,7 +87,7 @@ static void heavy(struct wl_client *c, struct mixed *m)
 		for (unsigned i = 0; i < d->nproc; i++)
 			d->proc_ns[i] = wl_cost(&c->rng, m->p.dist, (double)m->p.process_ns);
 		d->exchange_ns = wl_cost(&c->rng, m->p.dist, (double)m->p.exchange_ns);
-		struct sb_job *j = new_job(c, C_HEAVY, SB_WL_AGGREGATE);
+		struct sb_job *j = new_job(c, C_HEAVY, SB_WL_AGGREGATE, m->p.heavy_priority, m->p.heavy_concurrency);
 		uint64_t t0 = sb_now_ns();
 		wl_client_submit(c, j, wl_dag_root(j, d), wl_dag_cost(d));
 		if (!wl_wait_put(j))
@@ -93,7 +102,7 @@ static void heavy(struct wl_client *c, struct mixed *m)
 static void light(struct wl_client *c, struct mixed *m)
 {
 	while (wl_client_more(c)) {
-		struct sb_job *j = new_job(c, C_LIGHT, SB_WL_KEY_OPERATION);
+		struct sb_job *j = new_job(c, C_LIGHT, SB_WL_KEY_OPERATION, m->p.light_priority, 0);
 		uint64_t ns = wl_cost(&c->rng, m->p.dist, (double)m->p.light_ns);
 		wl_client_submit(c, j, wl_work(&m->cs, j, ns, 0), ns);
 		if (!wl_wait_put(j))
