@@ -32,7 +32,7 @@ WORKLOAD_SRC := $(wildcard workloads/*.c)
 LIB_SRC := $(CORE_SRC) $(POLICY_SRC) $(WORKLOAD_SRC)
 HDRS := $(wildcard core/*.h policies/*.h workloads/*.h harness/*.h)
 
-.PHONY: all deps test unit stress bench clean help schedbed compare plot sweep
+.PHONY: all deps test unit stress bench clean help schedbed compare plot sweep peers reproduce
 
 all: deps $(B)/release/libschedbed.a
 
@@ -163,6 +163,21 @@ sweep: deps $(SCHEDBED)
 ## model-check spin on models/: suspend/wake and watcher protocols verify, broken variants are refuted
 model-check: deps
 	CC="$(CC)" models/check.sh $(B)/models
+
+# ---- peers and the study ----
+## peers       the OpenMP and oneTBB versions of the microbenchmarks, for side-by-side figures
+peers: deps $(B)/release/peers_omp $(B)/release/peers_tbb
+$(B)/release/peers_omp: peers/peers_omp.c | deps
+	@mkdir -p $(dir $@)
+	$(CC) -O2 -fopenmp $< -o $@
+$(B)/release/peers_tbb: peers/peers_tbb.cpp | deps
+	@mkdir -p $(dir $@)
+	g++ -O2 -std=c++17 $< -ltbb -o $@
+
+EXPERIMENTS ?=
+## reproduce   every experiment behind PAPER.md (about an hour): results/paper/<experiment>/; EXPERIMENTS='a b' for some
+reproduce: deps $(SCHEDBED) peers
+	$(PYTHON) scripts/experiments.py --schedbed $(SCHEDBED) --out results/paper $(EXPERIMENTS)
 
 clean:
 	rm -rf $(B)

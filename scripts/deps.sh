@@ -2,8 +2,8 @@
 # Install the Debian packages schedbed needs, only those missing. Idempotent and quiet when
 # everything is there. Uses sudo when not root.
 set -euo pipefail
-pkgs=(gcc make pkg-config liburcu-dev libhwloc-dev libcriterion-dev gnuplot-nox python3-matplotlib
-      python3-numpy clang spin valgrind)
+pkgs=(gcc g++ make pkg-config liburcu-dev libhwloc-dev libcriterion-dev gnuplot-nox python3-matplotlib
+      python3-numpy clang spin valgrind libtbb-dev)
 missing=()
 for p in "${pkgs[@]}"; do
 	if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then

@@ -12,6 +12,13 @@
 #include <string.h>
 #include <time.h>
 
+/* A thread's count of the tasks it created for one client set. Written by its thread only
+ * (relaxed load + store, no lock prefix), summed by wl_clients_counts (relaxed loads). */
+struct wl_tcount {
+	_Atomic uint64_t n;
+	struct wl_tcount *next;
+};
+
 const char *const wl_dist_names[] = { "fixed", "exp", "lognormal", "uniform", NULL };
 
 uint64_t wl_mix64(uint64_t z)
@@ -126,6 +133,8 @@ static void *client_main(void *arg)
 int wl_clients_start(struct wl_clients *cs, const struct wl_env *env, unsigned n, void (*body)(struct wl_client *),
 		     void *user, char *err, size_t errlen)
 {
+	if (!cs->gen)
+		wl_clients_init(cs);
 	cs->env = env;
 	cs->n = n;
 	cs->body = body;
@@ -201,11 +210,22 @@ void wl_clients_counts(struct wl_clients *cs, struct wl_counts *out)
 	out->jobs_submitted = atomic_load_explicit(&cs->jobs_submitted, memory_order_relaxed);
 	out->jobs_done = atomic_load_explicit(&cs->jobs_done, memory_order_relaxed);
 	out->jobs_failed = atomic_load_explicit(&cs->jobs_failed, memory_order_relaxed);
-	out->tasks_created = atomic_load_explicit(&cs->tasks_created, memory_order_relaxed);
+	uint64_t tasks = 0;
+	pthread_mutex_lock(&cs->tcount_lock);
+	for (struct wl_tcount *t = cs->tcounts; t; t = t->next)
+		tasks += atomic_load_explicit(&t->n, memory_order_relaxed);
+	pthread_mutex_unlock(&cs->tcount_lock);
+	out->tasks_created = tasks;
 }
 
 void wl_clients_free(struct wl_clients *cs)
 {
+	for (struct wl_tcount *t = cs->tcounts, *next; t; t = next) {
+		next = t->next;
+		free(t);
+	}
+	cs->tcounts = NULL;
+	pthread_mutex_destroy(&cs->tcount_lock);
 	free(cs->th);
 	free(cs->c);
 	cs->th = NULL;
@@ -232,9 +252,39 @@ void wl_state_counts(void *state, struct wl_counts *out)
 /* All counters below are relaxed: they are read after the threads that wrote them are joined
  * (exact) or as a monotonic progress estimate. */
 
+static _Atomic uint64_t wl_gens;
+static _Thread_local struct wl_tcount *my_tcount;
+static _Thread_local uint64_t my_tcount_gen;
+
+static __attribute__((noinline)) struct wl_tcount *tcount_register(struct wl_clients *cs)
+{
+	struct wl_tcount *t = calloc(1, sizeof *t);
+	if (!t) {
+		fprintf(stderr, "%s:%d: out of memory counting tasks\n", __FILE__, __LINE__);
+		abort();
+	}
+	pthread_mutex_lock(&cs->tcount_lock);
+	t->next = cs->tcounts;
+	cs->tcounts = t;
+	pthread_mutex_unlock(&cs->tcount_lock);
+	my_tcount = t;
+	my_tcount_gen = cs->gen;
+	return t;
+}
+
+void wl_clients_init(struct wl_clients *cs)
+{
+	pthread_mutex_init(&cs->tcount_lock, NULL);
+	/* relaxed: only distinctness matters; generation 0 means "no block yet" in every thread */
+	cs->gen = atomic_fetch_add_explicit(&wl_gens, 1, memory_order_relaxed) + 1;
+}
+
 struct sb_task *wl_task(struct wl_clients *cs, struct sb_job *j, sb_task_fn fn, void *arg)
 {
-	atomic_fetch_add_explicit(&cs->tasks_created, 1, memory_order_relaxed);
+	/* the generation, not the pointer, says whether this thread's block belongs to cs: a set
+	 * freed and another allocated at the same address must not reuse the old block */
+	struct wl_tcount *t = my_tcount_gen == cs->gen ? my_tcount : tcount_register(cs);
+	atomic_store_explicit(&t->n, atomic_load_explicit(&t->n, memory_order_relaxed) + 1, memory_order_relaxed);
 	return sb_task_new(j, fn, arg);
 }
 

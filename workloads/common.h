@@ -64,7 +64,13 @@ struct wl_clients {
 	struct wl_client *c;
 	void (*body)(struct wl_client *);
 	void *user;           /* the workload's state */
-	_Atomic uint64_t jobs_submitted, jobs_done, jobs_failed, tasks_created;
+	_Atomic uint64_t jobs_submitted, jobs_done, jobs_failed;
+	/* tasks created, counted per thread (struct wl_tcount, one per thread that made a task):
+	 * a shared counter would put a contended atomic on every task, which the microbenchmarks
+	 * would then measure */
+	pthread_mutex_t tcount_lock;   /* guards the list, not the counts */
+	struct wl_tcount *tcounts;
+	uint64_t gen;                  /* tells this set's per-thread blocks from an older set's */
 	_Atomic uint64_t nr_class[SB_MAX_CLASSES]; /* jobs submitted per class */
 	_Atomic uint64_t nr_late;                  /* open-loop arrivals found already due */
 	_Atomic uint64_t nr_late_ns;               /* ... and how late, summed */
@@ -104,6 +110,9 @@ void wl_clients_free(struct wl_clients *cs);
 
 /* ---- jobs and tasks, counted ---- */
 
+/* Ready the counters before any thread of the workload makes a task (wl_clients_start does it
+ * when nobody did; a workload that starts a thread of its own first calls it itself). */
+void wl_clients_init(struct wl_clients *cs);
 /* A task of j, counted in tasks_created. */
 struct sb_task *wl_task(struct wl_clients *cs, struct sb_job *j, sb_task_fn fn, void *arg);
 /* Count j (in total and per class) and submit it with its root task. Any attached thread. */

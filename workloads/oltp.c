@@ -419,7 +419,8 @@ static int oltp_start(const struct wl_env *env, const void *params, void **state
 	*state = o;
 	o->env = env;
 	/* the durability thread exists before any commit can wait for it; of o->cs it touches only
-	 * the counters, which wl_clients_start leaves alone */
+	 * the counters, which are ready from here on and which wl_clients_start leaves alone */
+	wl_clients_init(&o->cs);
 	int e = pthread_create(&o->durability, NULL, durability_main, o);
 	if (e) {
 		snprintf(err, errlen, "cannot create the durability thread: %s", strerror(e));
