@@ -76,6 +76,7 @@ struct bench_lane {
 
 struct bench_cpu {
 	double user_s, sys_s;
+	long maxrss_kib; /* peak resident set so far */
 };
 
 struct bench_result {

@@ -45,7 +45,8 @@ static struct bench_cpu cpu_now(void)
 	struct rusage ru;
 	getrusage(RUSAGE_SELF, &ru);
 	return (struct bench_cpu){ .user_s = (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6,
-				   .sys_s = (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6 };
+				   .sys_s = (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6,
+				   .maxrss_kib = ru.ru_maxrss };
 }
 
 static void sleep_ms(long ms)
@@ -327,7 +328,7 @@ int bench_run(struct bench_opts *o)
 	struct bench_cpu cpu1 = cpu_now();
 	for (unsigned c = 0; c < SB_NR_COUNTERS; c++)
 		r.window_cnt[c] -= win.cnt0[c];
-	r.cpu_window = (struct bench_cpu){ cpu1.user_s - win.cpu0.user_s, cpu1.sys_s - win.cpu0.sys_s };
+	r.cpu_window = (struct bench_cpu){ cpu1.user_s - win.cpu0.user_s, cpu1.sys_s - win.cpu0.sys_s, cpu1.maxrss_kib };
 	r.window_s = (double)(r.win_end - r.win_start) / 1e9;
 	if (pg.on && pg.tty)
 		fputc('\n', stderr);

@@ -63,6 +63,17 @@ inline q_take(q, got)
 	atomic {
 		if
 		:: TAKEABLE(q) -> qout[q]++; got = 1
+#ifdef Q_RECYCLE
+			/* An emptied queue starts again at position 0. Sound: when every claimed
+			 * position has been taken, each was published and no producer is inside its
+			 * window (its position would still be untaken), so an empty queue is the same
+			 * whatever its history. Needed by models whose tasks move between queues
+			 * without bound (distribution.pml's hand-offs); idle.pml leaves it off. */
+			if
+			:: qout[q] == qcl[q] -> qcl[q] = 0; qout[q] = 0; qpub[q] = 0
+			:: else -> skip
+			fi
+#endif
 		:: else -> got = 0
 		fi
 	}
@@ -77,6 +88,17 @@ inline q_claim(q, pos)
 		pos = qcl[q];
 		qcl[q]++;
 		pushed++;
+		assert(qcl[q] <= 7)
+	}
+}
+
+/* q_claim for a task that moves from one queue to another (a distributor's hand-off: it was
+ * taken from a queue and is pushed again): the same claim, but not a new task for `pushed`. */
+inline q_claim_moved(q, pos)
+{
+	atomic {
+		pos = qcl[q];
+		qcl[q]++;
 		assert(qcl[q] <= 7)
 	}
 }
@@ -267,6 +289,48 @@ inline suspend(me, got, prev, capped)
 	prev = 0
 }
 
+#ifdef SUSPEND_RUNS_IDLE
+/*
+ * suspend() as core/worker.c has it since the PTL repair: after (W) the re-check is the whole
+ * idle decision again, the policy's pop and then its idle step, and whether to sleep at all
+ * and for how long is taken from that idle step (io.stay_awake, io.max_suspend_us), which may
+ * also hand work to another worker (io.wake). For models whose policy_idle does more than cap
+ * the sleep (distribution.pml); idle.pml models the same code through SUSPEND_CAP instead,
+ * because stealing's idle step only sets the cap. Requires HAS_POLICY_IDLE.
+ */
+inline suspend_idle(me, got, prev, iowake, stay, cap)
+{
+	nsusp++;                  /* atomic_fetch_add(&rt->nsuspended, 1) */
+	state[me] = SUSPENDED;    /* atomic_store(&w->state, SB_W_SUSPENDED) */
+	/* (W) atomic_thread_fence(seq_cst): pairs with (P) in sb_wake_worker / sb_wake_any */
+	policy_pop(me, got);      /* t = sb_policy_pop(rt, w->idx) */
+	if
+	:: !got ->
+		policy_idle(me, got, iowake, stay, cap);   /* t = sb_policy_idle(rt, w->idx, &io) */
+#ifdef POLICY_IDLE_WAKES
+		if
+		:: iowake != NO_WORKER && iowake != me -> wake_worker(iowake, prev)
+		:: else -> skip
+		fi;
+		iowake = NO_WORKER
+#else
+		skip
+#endif
+	:: else -> skip
+	fi;
+	if
+	:: !got && !stay && !stopping ->   /* if (!t && !io.stay_awake && !stopping) */
+		futex_wait(me, cap)            /* us capped by io.max_suspend_us */
+	:: else -> skip
+	fi;
+	stay = false;
+	cap = false;
+	atomic { prev = state[me]; state[me] = ACTIVE };  /* atomic_exchange(&w->state, ACTIVE) */
+	nsusp--;                  /* atomic_fetch_sub(&rt->nsuspended, 1) */
+	prev = 0
+}
+#endif
+
 #ifndef TRY
 #define TRY 0            /* worker_try_count: empty rounds before suspending */
 #endif
@@ -335,7 +399,12 @@ top:
 	:: rounds >= TRY -> rounds = 0         /* if (++empty > worker_try_count) */
 	:: else -> rounds++; goto top
 	fi;
+#ifdef SUSPEND_RUNS_IDLE
+	cap = false;   /* the main loop's io is not used by suspend(), which asks again */
+	suspend_idle(me, got, prev, iowake, stay, cap);
+#else
 	suspend(me, got, prev, SUSPEND_CAP(me, cap));   /* us capped by io.max_suspend_us */
+#endif
 	if
 	:: got -> goto running                 /* run_here(w, t, ...) */
 	:: else -> goto top
