@@ -7,7 +7,7 @@
 #
 # Usage: models/check.sh WORKDIR     (make model-check passes $(B)/models)
 # Environment: CC (pan's compiler, default cc); MODEL_JOBS (verifications run side by side,
-# default the number of cores, at most 2: the largest search holds about 0.6 GB).
+# default the number of cores, at most 2: the largest search holds about 1.1 GB).
 #
 # Each verifier is generated and built in WORKDIR/<build>/ from a copy of the models, so
 # models/ is never written to, and a counterexample stays there for replay (the failure line
@@ -39,6 +39,9 @@ touch "$work/.model-check"
 # searches come first so that two cores finish together; -O2 only where the search, not the
 # compiler, takes the time.
 builds=(
+	"dist-n3|distribution.pml|-DN=3 -DFAST_POP -DREQ=1 -DSPAWN=1 -DSPAWN_OWN|safety|-O2|dist-n3::pass"
+	"dist-n3-ltl|distribution.pml|-DN=3 -DFAST_POP -DREQ=1 -DSPAWN=0|ltl|-O2|dist-n3-all-run:all_run:pass"
+	"dist-n2-fin|distribution.pml|-DN=2 -DFINITE_HANDOFFS|ltl|-O2|dist-n2-all-run-fin:all_run_fin:pass"
 	"idle-n3-spawn|idle.pml|-DN=3 -DFAST_POP -DREQ=1 -DSPAWN=1|safety|-O2|idle-n3-spawn::pass"
 	"idle-n3|idle.pml|-DN=3 -DFAST_POP -DREQ=2 -DSPAWN=0|safety|-O2|idle-n3::pass"
 	"idle-n2-ltl|idle.pml|-DN=2|ltl|-O2|idle-n2-all-run:all_run:pass idle-n2-stops:stops:pass"
@@ -62,6 +65,18 @@ builds=(
 	"watcher-ltl|watcher.pml||ltl|-O0|watcher-all-run:all_run:pass watcher-stops:stops:pass"
 	"watcher-broken-seq-late|watcher.pml|-DBROKEN_SEQ_AFTER_DRAIN|safety|-O0|watcher-broken-seq-late::invalid_end_state"
 	"watcher-broken-bump-early|watcher.pml|-DBROKEN_BUMP_BEFORE_LINK|safety|-O0|watcher-broken-bump-early::invalid_end_state"
+	"dist-n2|distribution.pml|-DN=2|safety|-O1|dist-n2::pass"
+	"dist-n2-timeouts|distribution.pml|-DN=2 -DTIMEOUTS|safety|-O1|dist-n2-timeouts::pass"
+	"dist-n2-ltl|distribution.pml|-DN=2|ltl|-O1|dist-n2-stop-ends:stop_ends:pass defect-dist-bounce:all_run:acceptance_cycle"
+	"dist-handed-on-take|distribution.pml|-DN=2 -DHANDED_ON_TAKE|ltl|-O2|dist-handed-on-take-all-run:all_run:pass dist-handed-on-take-stops:stops:pass"
+	"dist-ded-n3|distribution.pml|-DN=3 -DDEDICATED -DFAST_POP -DREQ=1 -DSPAWN=1 -DSPAWN_OWN|safety|-O2|dist-ded-n3::pass"
+	"dist-ded-n2|distribution.pml|-DN=2 -DDEDICATED|safety|-O1|dist-ded-n2::pass"
+	"dist-ded-n2-ltl|distribution.pml|-DN=2 -DDEDICATED -DFINITE_HANDOFFS|ltl|-O1|dist-ded-n2-all-run-fin:all_run_fin:pass dist-ded-n2-stop-ends:stop_ends:pass defect-dist-ded-bounce:all_run:acceptance_cycle"
+	"dist-broken-plain-enter|distribution.pml|-DN=2 -DBROKEN_PLAIN_ENTER|safety|-O0|dist-broken-plain-enter::assertion_violated_(nmode==0)"
+	"dist-broken-no-wake|distribution.pml|-DN=2 -DBROKEN_HANDOFF_NO_WAKE|safety|-O0|dist-broken-no-wake::invalid_end_state"
+	"dist-broken-no-wake-ltl|distribution.pml|-DN=2 -DREQ=1 -DSPAWN=0 -DBROKEN_HANDOFF_NO_WAKE -DFINITE_HANDOFFS|ltl|-O0|dist-broken-no-wake-ltl:all_run_fin:acceptance_cycle"
+	"dist-race-i3|distribution.pml|-DN=2 -DOBSERVE_I3|safety|-O0|dist-race-i3::assertion_violated_i3_alone"
+	"dist-race-ii2|distribution.pml|-DN=2 -DOBSERVE_II2|safety|-O0|dist-race-ii2::assertion_violated_ii2_covered"
 )
 
 # Append one result line for check $1 to $d/result; mark $d/bad when it is unexpected.

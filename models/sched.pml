@@ -289,6 +289,14 @@ inline suspend(me, got, prev, capped)
 	prev = 0
 }
 
+#ifndef TRY
+#define TRY 0            /* worker_try_count: empty rounds before suspending */
+#endif
+#ifndef SUSPEND_CAP
+#define SUSPEND_CAP(me, cap) cap
+#endif
+#define NO_WORKER 255    /* io.wake == -1 */
+
 #ifdef SUSPEND_RUNS_IDLE
 /*
  * suspend() as core/worker.c has it since the PTL repair: after (W) the re-check is the whole
@@ -330,14 +338,6 @@ inline suspend_idle(me, got, prev, iowake, stay, cap)
 	prev = 0
 }
 #endif
-
-#ifndef TRY
-#define TRY 0            /* worker_try_count: empty rounds before suspending */
-#endif
-#ifndef SUSPEND_CAP
-#define SUSPEND_CAP(me, cap) cap
-#endif
-#define NO_WORKER 255    /* io.wake == -1 */
 
 /*
  * worker_main (core/worker.c) for worker me, the loop only (start-up and exit bookkeeping

@@ -148,10 +148,15 @@ static void leave(struct distribution *d, unsigned self)
 	count(&d->nr_exit);
 }
 
-/* Another worker that is not deactivated (a snapshot: the core's own count). */
-static bool others_active(const struct distribution *d)
+/* Another worker that is not deactivated (a snapshot: the core's own count). The caller may
+ * itself be counted as suspended -- the core runs the idle step again in suspend(), after the
+ * worker has announced it -- and must not be counted twice (models/distribution.pml). */
+static bool others_active(const struct distribution *d, unsigned self)
 {
-	return sb_nsuspended(d->rt) + 1 < d->n;
+	unsigned resting = sb_nsuspended(d->rt);
+	if (resting && sb_worker_suspended(d->rt, self))
+		resting--;
+	return resting + 1 < d->n;
 }
 
 /* The worker placement would choose, moved off worker 0 when it is the dedicated distributor. */
@@ -171,10 +176,13 @@ static struct sb_task *distribution_pop(void *st, unsigned self)
 {
 	struct distribution *d = st;
 	struct dist_worker *me = &d->w[self];
-	/* relaxed: a hint for the distributor's sweep (see steal_for_handoff) */
-	if (atomic_load_explicit(&me->handed, memory_order_relaxed))
-		atomic_store_explicit(&me->handed, false, memory_order_relaxed);
 	struct sb_task *t = ws_pop(d->ws, self);
+	/* relaxed: a hint for the distributor's sweep (see steal_for_handoff). Lowered only once
+	 * this worker has taken a task: lowered before the pop looks, the distributor could steal
+	 * the handed task back in between and hand it on again, for ever (models/distribution.pml,
+	 * defect-dist-bounce) */
+	if (t && atomic_load_explicit(&me->handed, memory_order_relaxed))
+		atomic_store_explicit(&me->handed, false, memory_order_relaxed);
 	/* work of its own: this worker is not idle any more, so it stops distributing */
 	if (t && me->in_mode && !d->dedicated)
 		leave(d, self);
@@ -225,7 +233,7 @@ static struct sb_task *distribution_idle(void *st, unsigned self, struct sb_idle
 	if (!d->w[self].in_mode) {
 		/* (e) with (i-3) applied first: with no other worker active there is nothing to
 		 * distribute from or to, and entering would only mean leaving again at once */
-		if (d->dedicated || !others_active(d) || !try_enter(d, self))
+		if (d->dedicated || !others_active(d, self) || !try_enter(d, self))
 			return NULL; /* (f): the core deactivates this worker after its empty rounds */
 	}
 
@@ -257,7 +265,7 @@ static struct sb_task *distribution_idle(void *st, unsigned self, struct sb_idle
 			leave(d, self);
 		return t;
 	}
-	if (others_active(d)) {
+	if (others_active(d, self)) {
 		/* (i-2): another worker is active and may spawn; keep looking (the busy loop) */
 		out->stay_awake = true;
 		return NULL;
