@@ -178,6 +178,10 @@ EXPERIMENTS ?=
 ## reproduce   every experiment behind PAPER.md (about an hour): results/paper/<experiment>/; EXPERIMENTS='a b' for some
 reproduce: deps $(SCHEDBED) peers
 	$(PYTHON) scripts/experiments.py --schedbed $(SCHEDBED) --out results/paper $(EXPERIMENTS)
+	$(if $(EXPERIMENTS),,rm -rf results/paper/sweep && $(PYTHON) scripts/sweep.py --schedbed $(SCHEDBED) --workload oltp \
+		--param rate --rates 250,500,1000,2000,3000 --policies stealing,serial,lanes,global,priority --reps 2 \
+		--threads 2 --out results/paper/sweep -- --duration 3 --warmup 1 && \
+		find results/paper/sweep -name jobs.csv -delete -o -name workers.csv -delete)
 
 clean:
 	rm -rf $(B)

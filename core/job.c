@@ -188,7 +188,7 @@ static void submit_teardown_task(struct sb_thread *tc, struct sb_job *j)
 {
 	struct sb_task *t = sb_task_new(j, NULL, NULL);
 	t->flags = SB_TF_TEARDOWN | SB_TF_URGENT;
-	if (tc->rt->cfg.check || tc->rt->cfg.trace)
+	if (tc->rt->cfg.check)
 		t->seq = atomic_fetch_add_explicit(&tc->rt->task_seq, 1, memory_order_relaxed) + 1;
 	sb_place(tc, t);
 }

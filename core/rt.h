@@ -155,6 +155,7 @@ struct sb_rt {
 	/* recording window (ns); jobs submitted inside it are recorded */
 	_Atomic uint64_t win_start, win_end;
 	_Atomic uint64_t job_rows_cap; /* bound on recorded job rows per thread */
+	_Atomic uint64_t trace_cap;    /* bound on trace events per thread */
 
 	/* failure: first check-mode violation or stall */
 	_Atomic int fail_claim;

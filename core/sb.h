@@ -81,10 +81,9 @@ struct sb_task {
 	struct sb_txn *txn;      /* the transaction a sticky task works on (defaults to job's txn) */
 	uint32_t flags;          /* enum sb_task_flags */
 	int32_t pint;            /* policy scratch while the task is queued (e.g. a pending count) */
-	uint64_t seq;            /* unique per submission (check mode, traces) */
+	uint64_t seq;            /* unique per submission (check mode only) */
 	_Atomic uint32_t cstate; /* check mode: queued / running / free */
 	uint32_t cls;            /* copy of job->cls, kept here so traces need not chase the job */
-	uint64_t t_ready;        /* ns when it became runnable (trace and watchdog, 0 when off) */
 };
 
 /* ------------------------------------------------------------------------------------------ */

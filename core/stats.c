@@ -98,11 +98,15 @@ uint64_t sb_hist_quantile(const struct sb_hist *h, double q)
 	return h->max;
 }
 
-struct sb_tev *sb_rec_event(struct sb_rec *r)
+struct sb_tev *sb_rec_event(struct sb_rec *r, size_t limit)
 {
+	if (r->nev >= limit) {
+		r->ev_dropped++;
+		return NULL;
+	}
 	if (r->nev == r->capev) {
 		size_t cap = r->capev ? r->capev * 2 : 4096;
-		struct sb_tev *ev = cap <= ((size_t)1 << 24) ? realloc(r->ev, cap * sizeof *ev) : NULL;
+		struct sb_tev *ev = realloc(r->ev, cap * sizeof *ev);
 		if (!ev) {
 			r->ev_dropped++;
 			return NULL;
@@ -156,6 +160,11 @@ void sb_rt_set_window(struct sb_rt *rt, uint64_t start, uint64_t end)
 void sb_rt_set_row_cap(struct sb_rt *rt, size_t cap)
 {
 	atomic_store_explicit(&rt->job_rows_cap, cap, memory_order_relaxed);
+}
+
+void sb_rt_set_trace_cap(struct sb_rt *rt, size_t cap)
+{
+	atomic_store_explicit(&rt->trace_cap, cap, memory_order_relaxed);
 }
 
 void sb_rt_visit_recordings(const struct sb_rt *rt, sb_rec_visit_fn fn, void *ctx)

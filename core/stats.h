@@ -93,9 +93,9 @@ struct sb_rec {
 };
 
 void sb_rec_free(struct sb_rec *r);
-/* The next trace event slot of r (grown by doubling, up to 16M events), or NULL when the
+/* The next trace event slot of r (grown by doubling, up to `cap` events), or NULL when the
  * recording is full or out of memory (then counted in ev_dropped). Owner thread only. */
-struct sb_tev *sb_rec_event(struct sb_rec *r);
+struct sb_tev *sb_rec_event(struct sb_rec *r, size_t cap);
 
 /* ---- reading a runtime's results (harness, tests) ---- */
 
@@ -109,6 +109,9 @@ void sb_rt_other_counters(const struct sb_rt *rt, uint64_t out[SB_NR_COUNTERS]);
 void sb_rt_set_window(struct sb_rt *rt, uint64_t start, uint64_t end);
 /* At most this many job rows per thread (older ones are kept; the rest counted as dropped). */
 void sb_rt_set_row_cap(struct sb_rt *rt, size_t cap);
+/* At most this many trace events per thread (the earliest of the window; default 16M). Trace
+ * events, like job rows, are only recorded inside the window set by sb_rt_set_window. */
+void sb_rt_set_trace_cap(struct sb_rt *rt, size_t cap);
 
 /* Visit every thread context's recordings (after sb_rt_stop). `worker` is -1 for others. */
 typedef void (*sb_rec_visit_fn)(void *ctx, int worker, unsigned thread_id, const struct sb_rec *r);

@@ -141,7 +141,7 @@ struct sb_task *sb_task_new(struct sb_job *j, sb_task_fn fn, void *arg)
 	tc->free = atomic_load_explicit(&n->next, memory_order_relaxed);
 	tc->nfree--;
 	struct sb_task *t = sb_task_of(n);
-	/* check, pint and t_ready are only read once a flag or a mode has set them */
+	/* check and pint are only read once a flag has set them */
 	t->fn = fn;
 	t->arg = arg;
 	t->u[0] = t->u[1] = t->u[2] = 0;
@@ -232,25 +232,22 @@ static SB_COLD void place_special(struct sb_thread *tc, struct sb_task *t, int w
 	}
 }
 
+/* Check mode: number the submission (for messages) and note a job already cancelled. */
 static SB_COLD void place_slow(struct sb_thread *tc, struct sb_task *t)
 {
 	struct sb_rt *rt = tc->rt;
 	if (!(t->flags & SB_TF_AGAIN))
 		t->seq = atomic_fetch_add_explicit(&rt->task_seq, 1, memory_order_relaxed) + 1;
-	if (rt->cfg.check) {
-		atomic_store_explicit(&t->cstate, 1, memory_order_relaxed);
-		if (atomic_load_explicit(&t->job->flags, memory_order_acquire) & SB_JF_CANCELLED)
-			t->flags |= SB_TF_DOOMED;
-	}
-	if (rt->cfg.trace)
-		t->t_ready = sb_now_ns();
+	atomic_store_explicit(&t->cstate, 1, memory_order_relaxed);
+	if (atomic_load_explicit(&t->job->flags, memory_order_acquire) & SB_JF_CANCELLED)
+		t->flags |= SB_TF_DOOMED;
 }
 
 SB_HOT_INLINE void sb_place(struct sb_thread *tc, struct sb_task *t)
 {
 	struct sb_rt *rt = tc->rt;
 	/* relaxed: configuration bits, set before workers start or monotonically */
-	if (__builtin_expect(atomic_load_explicit(&rt->slow, memory_order_relaxed) & (SB_SLOW_CHECK | SB_SLOW_TRACE), 0))
+	if (__builtin_expect(atomic_load_explicit(&rt->slow, memory_order_relaxed) & SB_SLOW_CHECK, 0))
 		place_slow(tc, t);
 	int where = sb_policy_submit(tc, t);
 	if (__builtin_expect(where >= 0, 1)) {
@@ -315,7 +312,12 @@ bool sb_task_ready(struct sb_task *t)
 static void trace_task(struct sb_thread *tc, struct sb_job *j, uint32_t cls, uint64_t t0, uint64_t t1,
 		       bool stolen, enum sb_result r)
 {
-	struct sb_tev *ev = sb_rec_event(&tc->rec);
+	struct sb_rt *rt = tc->rt;
+	/* relaxed: the window and the cap are settings; a task straddling a change goes either way */
+	if (t0 < atomic_load_explicit(&rt->win_start, memory_order_relaxed) ||
+	    t0 >= atomic_load_explicit(&rt->win_end, memory_order_relaxed))
+		return;
+	struct sb_tev *ev = sb_rec_event(&tc->rec, atomic_load_explicit(&rt->trace_cap, memory_order_relaxed));
 	if (ev)
 		*ev = (struct sb_tev){ .ts = t0, .dur = t1 - t0, .job = j->id, .cls = cls, .kind = SB_EV_TASK,
 				       .stolen = stolen, .result = (uint8_t)r };

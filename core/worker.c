@@ -311,7 +311,12 @@ static void polling_wait(const struct sb_config *c)
 
 static void trace_instant(struct sb_thread *tc, enum sb_trace_kind kind, uint64_t ts, uint64_t dur)
 {
-	struct sb_tev *ev = sb_rec_event(&tc->rec);
+	struct sb_rt *rt = tc->rt;
+	/* relaxed: settings (see trace_task) */
+	if (ts < atomic_load_explicit(&rt->win_start, memory_order_relaxed) ||
+	    ts >= atomic_load_explicit(&rt->win_end, memory_order_relaxed))
+		return;
+	struct sb_tev *ev = sb_rec_event(&tc->rec, atomic_load_explicit(&rt->trace_cap, memory_order_relaxed));
 	if (ev)
 		*ev = (struct sb_tev){ .ts = ts, .dur = dur, .kind = (uint8_t)kind };
 }
@@ -538,6 +543,7 @@ struct sb_rt *sb_rt_create(const struct sb_config *cfg, const struct sb_policy_o
 	atomic_init(&rt->win_start, 0);
 	atomic_init(&rt->win_end, UINT64_MAX);
 	atomic_init(&rt->job_rows_cap, (uint64_t)1 << 22);
+	atomic_init(&rt->trace_cap, (uint64_t)1 << 24);
 	sb_mpsc_init(&rt->cond_q);
 
 	size_t wsz = ((size_t)rt->n * sizeof(struct sb_worker) + SB_CACHELINE - 1) / SB_CACHELINE * SB_CACHELINE;

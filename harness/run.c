@@ -289,6 +289,8 @@ int bench_run(struct bench_opts *o)
 		return start_failure_status(err);
 	}
 	r.nworkers = sb_rt_nworkers(rt);
+	/* trace.json keeps the earliest trace_limit events of the window; no thread needs more */
+	sb_rt_set_trace_cap(rt, (size_t)o->p.trace_limit);
 	sb_rt_set_window(rt, UINT64_MAX, UINT64_MAX); /* nothing recorded during warm-up */
 
 	_Atomic bool stop = false;

@@ -131,6 +131,8 @@ EXPERIMENTS = {
         "configs": [cfg("try_count 0", "stealing", "wake", "worker_try_count=0"),
                     cfg("try_count 1000 (default)", "stealing", "wake"),
                     cfg("try_count 100000", "stealing", "wake", "worker_try_count=100000"),
+                    cfg("try_count 1000, pinned", "stealing", "wake", "core_affinity=true"),
+                    cfg("try_count 1000, in-place teardown", "stealing", "wake", "inplace_teardown=true"),
                     cfg("busy_worker", "stealing", "wake", "busy_worker=true"),
                     cfg("polling_wait yield", "stealing", "wake", "task_polling_wait=1"),
                     cfg("distribution", "distribution", "wake"),
