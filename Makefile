@@ -34,8 +34,10 @@ HDRS := $(wildcard core/*.h policies/*.h workloads/*.h harness/*.h)
 
 .PHONY: all deps test unit stress bench clean help schedbed compare plot sweep peers reproduce
 
+## all         build the library (make schedbed for the program)
 all: deps $(B)/release/libschedbed.a
 
+## deps        install the Debian packages the project needs (only those missing; every target runs it)
 deps:
 	@scripts/deps.sh
 
@@ -175,7 +177,7 @@ $(B)/release/peers_tbb: peers/peers_tbb.cpp | deps
 	g++ -O2 -std=c++17 $< -ltbb -o $@
 
 EXPERIMENTS ?=
-## reproduce   every experiment behind PAPER.md (about an hour): results/paper/<experiment>/; EXPERIMENTS='a b' for some
+## reproduce   every experiment behind PAPER.md (about half an hour): results/paper/<experiment>/; EXPERIMENTS='a b' for some
 reproduce: deps $(SCHEDBED) peers
 	$(PYTHON) scripts/experiments.py --schedbed $(SCHEDBED) --out results/paper $(EXPERIMENTS)
 	$(if $(EXPERIMENTS),,rm -rf results/paper/sweep && $(PYTHON) scripts/sweep.py --schedbed $(SCHEDBED) --workload oltp \
@@ -183,6 +185,7 @@ reproduce: deps $(SCHEDBED) peers
 		--threads 2 --out results/paper/sweep -- --duration 3 --warmup 1 && \
 		find results/paper/sweep -name jobs.csv -delete -o -name workers.csv -delete)
 
+## clean       remove the build directory (results/ stays)
 clean:
 	rm -rf $(B)
 

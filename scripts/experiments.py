@@ -90,7 +90,7 @@ EXPERIMENTS = {
             {"label": "fib(27), oneTBB", "peer": "tbb", "peer_args": ["fib", "27"]},
         ],
         "metrics": [("ns per task", ns_per_task, NUM)],
-        "reps": 5,
+        "reps": 9,
     },
     "policies": {
         "question": "How do all the policies compare on the OLTP workload, one worker per core?",
@@ -220,9 +220,10 @@ EXPERIMENTS = {
     "trace-cost": {
         "question": "Does recording distort what it measures? Throughput with tracing off and on.",
         "common": ["--threads", "2"],
-        "configs": [cfg("micro chain, trace off", "stealing", "micro", "pattern=chain", "length=2000"),
-                    cfg("micro chain, trace on", "stealing", "micro", "pattern=chain", "length=2000",
-                        args=["--trace"]),
+        "configs": [cfg("micro chain, 1 worker, trace off", "stealing", "micro", "pattern=chain", "length=2000",
+                        args=["--threads", "1"]),
+                    cfg("micro chain, 1 worker, trace on", "stealing", "micro", "pattern=chain", "length=2000",
+                        args=["--threads", "1", "--trace"]),
                     cfg("oltp, trace off", "stealing", "oltp"),
                     cfg("oltp, trace on", "stealing", "oltp", args=["--trace"])],
         "metrics": [("jobs/s", throughput, RATE), ("tasks/s", lambda s: s["tasks_per_s"], RATE),
