@@ -120,8 +120,8 @@ export UBSAN_OPTIONS := print_stacktrace=1 halt_on_error=1
 stress: deps $(B)/tsan/stress $(B)/asan/stress $(B)/tsan/schedbed $(B)/asan/schedbed
 	$(B)/tsan/stress $(STRESS_ARGS)
 	$(B)/asan/stress $(STRESS_ARGS)
-	$(PYTHON) tests/stress/matrix.py --schedbed $(B)/tsan/schedbed --chaos 11 $(MATRIX_ARGS)
-	$(PYTHON) tests/stress/matrix.py --schedbed $(B)/asan/schedbed --chaos 12 $(MATRIX_ARGS)
+	$(PYTHON) tests/stress/matrix.py --schedbed $(B)/tsan/schedbed --chaos 11 --scale 4 $(MATRIX_ARGS)
+	$(PYTHON) tests/stress/matrix.py --schedbed $(B)/asan/schedbed --chaos 12 --scale 4 $(MATRIX_ARGS)
 
 ## test        everything CI runs: the Criterion suite, the sanitizer stress runs, the model check
 test: unit stress model-check

@@ -9,7 +9,7 @@ set to exit non-zero on any report). Thread counts go from 1 to 8 on a 2-core ma
 runs are oversubscribed on purpose. The last line is "N passed, M failed"; the line before it
 counts the runs and the tasks executed.
 
-Usage: matrix.py --schedbed PATH [--chaos SEED] [--threads 1,2,4,8] [--only POLICY]
+Usage: matrix.py --schedbed PATH [--chaos SEED] [--threads 1,2,4,8] [--only POLICY] [--scale K]
 """
 import argparse
 import json
@@ -61,6 +61,7 @@ def main():
     ap.add_argument("--chaos", type=int, default=1)
     ap.add_argument("--threads", default="1,2,4,8")
     ap.add_argument("--only", help="one policy")
+    ap.add_argument("--scale", type=int, default=1, help="multiply every case's --jobs by this")
     a = ap.parse_args()
     threads = [int(t) for t in a.threads.split(",")]
     policies = names(a.schedbed, "policies")
@@ -88,6 +89,7 @@ def main():
                 "--seed", str(i + 1), "--out", out, "--set", f"chaos={seed}", "--set", "stall_limit=20000"]
         for s in sets:
             args += ["--set", s]
+        case = [str(int(x) * a.scale) if k > 0 and case[k - 1] == "--jobs" else x for k, x in enumerate(case)]
         args += case
         r = subprocess.run(args, capture_output=True, text=True, env=env)
         label = f"{p}{'[' + ','.join(sets) + ']' if sets else ''} x {w} {' '.join(case[2:])} threads={n}"
