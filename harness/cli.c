@@ -56,6 +56,7 @@ void bench_usage_run(FILE *f)
 	      "      --trace            record one event per task and write trace.json\n"
 	      "      --trace-limit N    most events kept in trace.json (default 1000000)\n"
 	      "      --check            verify scheduling invariants while running\n"
+	      "      --chaos SEED       inject random yields and delays at every policy call (core chaos)\n"
 	      "  -q, --quiet            no progress lines\n"
 	      "  -h, --help             this text\n"
 	      "\n"
@@ -63,7 +64,7 @@ void bench_usage_run(FILE *f)
 	      f);
 }
 
-enum { O_WARMUP = 256, O_SEED, O_TRACE, O_TRACE_LIMIT, O_CHECK };
+enum { O_WARMUP = 256, O_SEED, O_TRACE, O_TRACE_LIMIT, O_CHECK, O_CHAOS };
 
 static const struct option run_options[] = {
 	{ "policy", required_argument, NULL, 'p' },
@@ -78,6 +79,7 @@ static const struct option run_options[] = {
 	{ "trace", no_argument, NULL, O_TRACE },
 	{ "trace-limit", required_argument, NULL, O_TRACE_LIMIT },
 	{ "check", no_argument, NULL, O_CHECK },
+	{ "chaos", required_argument, NULL, O_CHAOS },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
@@ -275,6 +277,7 @@ int bench_parse_run(int argc, char **argv, struct bench_opts *o)
 		case 'w': workload = optarg; break;
 		case 't': set[nset++] = (struct setting){ T_CORE, "--threads", "thread_count", optarg }; break;
 		case O_CHECK: set[nset++] = (struct setting){ T_CORE, "--check", "check", "true" }; break;
+		case O_CHAOS: set[nset++] = (struct setting){ T_CORE, "--chaos", "chaos", optarg }; break;
 		case O_TRACE: set[nset++] = (struct setting){ T_CORE, "--trace", "trace", "true" }; break;
 		case 'd':
 			o->duration_set = true;

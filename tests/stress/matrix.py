@@ -86,7 +86,7 @@ def main():
         seed = a.chaos * 1000 + i
         out = os.path.join(work, f"r{i}")
         args = [a.schedbed, "run", "--quiet", "--check", "--policy", p, "--workload", w, "--threads", str(n),
-                "--seed", str(i + 1), "--out", out, "--set", f"chaos={seed}", "--set", "stall_limit=20000"]
+                "--seed", str(i + 1), "--out", out, "--chaos", str(seed), "--set", "stall_limit=20000"]
         for s in sets:
             args += ["--set", s]
         case = [str(int(x) * a.scale) if k > 0 and case[k - 1] == "--jobs" else x for k, x in enumerate(case)]
