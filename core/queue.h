@@ -282,7 +282,10 @@ static inline void sb_mpsc_unlock(struct sb_mpsc *q)
 	atomic_store_explicit(&q->lock, 0, memory_order_release);
 }
 
-/* Pop for one of several consumers: NULL when empty or another consumer has its turn. */
+/* Pop for one of several consumers: NULL when empty or another consumer has its turn. Because
+ * of the turn, a consumer may see NULL while tasks are queued (the holder of the turn may have
+ * been preempted): a worker re-checking before it sleeps could then sleep on them until the
+ * suspend timeout. Policies use it only for overflow paths, never for their main queues. */
 static inline struct sb_task *sb_mpsc_pop_shared(struct sb_mpsc *q)
 {
 	if (sb_mpsc_empty(q) || !sb_mpsc_try_lock(q))
