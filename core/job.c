@@ -115,8 +115,7 @@ static void record(struct sb_thread *tc, struct sb_job *j)
 			return;
 	}
 	sb_hist_record(h, j->t_end - j->t_arrival);
-	size_t cap = atomic_load_explicit(&rt->job_rows_cap, memory_order_relaxed);
-	if (rec->nrows >= cap) {
+	if (rec->nrows >= SB_JOB_ROWS_CAP) {
 		rec->rows_dropped++;
 		return;
 	}

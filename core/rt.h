@@ -20,6 +20,7 @@
 #define SB_TOKEN_BATCH 64    /* job tokens a thread takes from a job's count at once */
 #define SB_FREE_BATCH 256    /* tasks moved between a thread's free list and the depot */
 #define SB_SLAB_TASKS 256    /* tasks per allocation */
+#define SB_JOB_ROWS_CAP (1u << 22) /* job rows one thread records at most (the rest are counted) */
 
 /* Per-thread counters. The owner updates them with relaxed load+store (no lock prefix);
  * progress and watchdog readers load them relaxed. */
@@ -154,7 +155,6 @@ struct sb_rt {
 
 	/* recording window (ns); jobs submitted inside it are recorded */
 	_Atomic uint64_t win_start, win_end;
-	_Atomic uint64_t job_rows_cap; /* bound on recorded job rows per thread */
 	_Atomic uint64_t trace_cap;    /* bound on trace events per thread */
 
 	/* failure: first check-mode violation or stall */

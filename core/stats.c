@@ -157,11 +157,6 @@ void sb_rt_set_window(struct sb_rt *rt, uint64_t start, uint64_t end)
 	atomic_store_explicit(&rt->win_end, end, memory_order_relaxed);
 }
 
-void sb_rt_set_row_cap(struct sb_rt *rt, size_t cap)
-{
-	atomic_store_explicit(&rt->job_rows_cap, cap, memory_order_relaxed);
-}
-
 void sb_rt_set_trace_cap(struct sb_rt *rt, size_t cap)
 {
 	atomic_store_explicit(&rt->trace_cap, cap, memory_order_relaxed);

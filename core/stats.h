@@ -107,8 +107,6 @@ void sb_rt_worker_counters(const struct sb_rt *rt, unsigned i, uint64_t out[SB_N
 void sb_rt_other_counters(const struct sb_rt *rt, uint64_t out[SB_NR_COUNTERS]);
 /* Restrict job recording to jobs submitted in [start, end) ns (default: everything). */
 void sb_rt_set_window(struct sb_rt *rt, uint64_t start, uint64_t end);
-/* At most this many job rows per thread (older ones are kept; the rest counted as dropped). */
-void sb_rt_set_row_cap(struct sb_rt *rt, size_t cap);
 /* At most this many trace events per thread (the earliest of the window; default 16M). Trace
  * events, like job rows, are only recorded inside the window set by sb_rt_set_window. */
 void sb_rt_set_trace_cap(struct sb_rt *rt, size_t cap);

@@ -542,7 +542,6 @@ struct sb_rt *sb_rt_create(const struct sb_config *cfg, const struct sb_policy_o
 	pthread_mutex_init(&rt->depot_lock, NULL);
 	atomic_init(&rt->win_start, 0);
 	atomic_init(&rt->win_end, UINT64_MAX);
-	atomic_init(&rt->job_rows_cap, (uint64_t)1 << 22);
 	atomic_init(&rt->trace_cap, (uint64_t)1 << 24);
 	sb_mpsc_init(&rt->cond_q);
 

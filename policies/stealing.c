@@ -98,11 +98,6 @@ static void bump(_Atomic uint64_t *c)
 	atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + 1, memory_order_relaxed);
 }
 
-struct sb_rt *ws_rt(struct ws *ws)
-{
-	return ws->rt;
-}
-
 void *ws_alloc_lines(size_t size)
 {
 	size_t sz = (size + SB_CACHELINE - 1) / SB_CACHELINE * SB_CACHELINE;

@@ -51,10 +51,6 @@ def cores(s):
     return s["cpu"].get("window_cores")
 
 
-def counter(name):
-    return lambda s: s["counters"]["window"].get(name)
-
-
 def pstat(name):
     return lambda s: s["policy_stats"].get(name)
 
