@@ -227,7 +227,9 @@ static inline int place_on(struct ws *ws, unsigned w, struct sb_thread *caller, 
 static inline int submit_impl(struct ws *ws, struct sb_thread *caller, struct sb_task *t)
 {
 	int self = sb_thread_worker(caller);
-	/* the common case first: a plain task spawned on a worker stays on that worker */
+	/* the common case first: a plain task spawned on a worker stays on that worker. This
+	 * repeats push_impl's choice on purpose: going through it costs ~10 instructions per task
+	 * (measured with callgrind on micro chains); a full queue falls through to push_impl. */
 	if (self >= 0 && ws->own_queue_first &&
 	    !(t->flags & (SB_TF_STICKY | SB_TF_COND | SB_TF_URGENT | SB_TF_AGAIN))) {
 		struct ws_worker *q = &ws->w[self];
