@@ -117,6 +117,7 @@ struct sb_rt {
 
 	_Alignas(SB_CACHELINE) _Atomic unsigned rr;       /* round-robin placement */
 	_Alignas(SB_CACHELINE) _Atomic unsigned nsuspended;
+	_Atomic unsigned nsearching;                      /* awake workers out of local work */
 	_Atomic unsigned wake_rr;                         /* where SB_TO_ANY starts its scan */
 	_Alignas(SB_CACHELINE) _Atomic int64_t live_jobs; /* submitted, teardown not finished */
 	_Atomic uint32_t live_seq;                        /* futex word: bumped when live_jobs hits 0 */

@@ -94,6 +94,14 @@ unsigned sb_nsuspended(const struct sb_rt *rt)
 	return atomic_load_explicit(&((struct sb_rt *)rt)->nsuspended, memory_order_relaxed);
 }
 
+unsigned sb_nidle(const struct sb_rt *rt)
+{
+	struct sb_rt *r = (struct sb_rt *)rt;
+	/* relaxed: a hint for policies; the wake protocol does not depend on it */
+	return atomic_load_explicit(&r->nsuspended, memory_order_relaxed) +
+	       atomic_load_explicit(&r->nsearching, memory_order_relaxed);
+}
+
 unsigned sb_worker_distance(const struct sb_rt *rt, unsigned a, unsigned b)
 {
 	return rt->dist ? rt->dist[a * rt->n + b] : (a != b);
