@@ -191,15 +191,20 @@ static void *flag_setter(void *p)
 	return NULL;
 }
 
+static void stress_config(struct sb_config *cfg, int threads, uint64_t chaos)
+{
+	sb_config_default(cfg);
+	cfg->thread_count = threads;
+	cfg->check = true;
+	cfg->chaos = (int64_t)chaos;
+	cfg->stall_limit = 10000;
+	cfg->worker_try_count = 50;
+}
+
 static struct sb_rt *make_rt(const char *policy, int threads, uint64_t chaos, char *err, size_t errlen)
 {
 	struct sb_config cfg;
-	sb_config_default(&cfg);
-	cfg.thread_count = threads;
-	cfg.check = true;
-	cfg.chaos = (int64_t)chaos;
-	cfg.stall_limit = 10000;
-	cfg.worker_try_count = 50;
+	stress_config(&cfg, threads, chaos);
 	return sb_rt_create(&cfg, sb_policy_find(policy), NULL, err, errlen);
 }
 
@@ -347,11 +352,7 @@ static bool scenario_sleepers(const char *policy, int threads, uint64_t chaos, b
 	char err[512] = "";
 	memset(&S, 0, sizeof S);
 	struct sb_config cfg;
-	sb_config_default(&cfg);
-	cfg.thread_count = threads;
-	cfg.check = true;
-	cfg.chaos = (int64_t)chaos;
-	cfg.stall_limit = 10000;
+	stress_config(&cfg, threads, chaos);
 	cfg.worker_try_count = 5;
 	cfg.worker_suspend_timeout = 60000000;
 	cfg.wake_fence = fence;
