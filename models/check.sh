@@ -44,7 +44,6 @@ builds=(
 	"dist-n2-fin|distribution.pml|-DN=2 -DFINITE_HANDOFFS|ltl|-O2|dist-n2-all-run-fin:all_run_fin:pass"
 	"wake-ltl|wake.pml|-DSPAWN=1|ltl|-O2|wake-all-run:all_run:pass wake-stops:stops:pass"
 	"wake-par-req2|wake.pml|-DPAR -DREQ=2 -DSPAWN=1|safety|-O2|wake-par-req2::pass"
-	"wake|wake.pml||safety|-O2|wake-idle::pass"
 	"wake-par|wake.pml|-DPAR|safety|-O2|wake-par::pass"
 	"wake-par-fence|wake.pml|-DPAR -DFENCE|safety|-O2|wake-par-fence::pass"
 	"wake-par-timeouts|wake.pml|-DPAR -DTIMEOUTS|safety|-O2|wake-par-timeouts::pass"
