@@ -156,7 +156,7 @@ plot: deps
 
 ## sweep       p99 latency against offered load: [WORKLOAD=oltp] [RATE_PARAM=rate] [RATES=500,..,8000] [POLICIES=a,b]
 sweep: deps $(SCHEDBED)
-	$(PYTHON) scripts/sweep.py --schedbed $(SCHEDBED) --workload $(WORKLOAD) --param $(RATE_PARAM) --rates $(RATES) \
+	$(PYTHON) scripts/sweep.py load --schedbed $(SCHEDBED) --workload $(WORKLOAD) --param $(RATE_PARAM) --rates $(RATES) \
 		$(if $(POLICIES),--policies $(POLICIES)) $(if $(THREADS),--threads $(THREADS)) --out results/sweep-$(STAMP) -- \
 		$(if $(findstring --duration,$(ARGS))$(findstring --jobs,$(ARGS)),,--duration 3) $(ARGS)
 
@@ -177,13 +177,12 @@ $(B)/release/peers_tbb: peers/peers_tbb.cpp | deps
 	g++ -O2 -std=c++17 $< -ltbb -o $@
 
 EXPERIMENTS ?=
-## reproduce   every experiment behind PAPER.md (about half an hour): results/paper/<experiment>/; EXPERIMENTS='a b' for some
+REPRODUCE_ARGS ?=
+UPDATE ?=
+## reproduce   every experiment behind PAPER.md (sweeps/*.json; about half an hour) into a new results/reproduce-<time>/,
+##             compared with results/paper/: [EXPERIMENTS='a b'] [REPRODUCE_ARGS='--reps 1 --duration 1'] [UPDATE=1 replaces results/paper/]
 reproduce: deps $(SCHEDBED) peers
-	$(PYTHON) scripts/experiments.py --schedbed $(SCHEDBED) --out results/paper $(EXPERIMENTS)
-	$(if $(EXPERIMENTS),,rm -rf results/paper/sweep && $(PYTHON) scripts/sweep.py --schedbed $(SCHEDBED) --workload oltp \
-		--param rate --rates 250,500,1000,2000,3000 --policies stealing,serial,lanes,global,priority --reps 2 \
-		--threads 2 --out results/paper/sweep -- --duration 3 --warmup 1 && \
-		find results/paper/sweep -name jobs.csv -delete -o -name workers.csv -delete)
+	$(PYTHON) scripts/experiments.py --schedbed $(SCHEDBED) $(if $(UPDATE),--update-paper) $(REPRODUCE_ARGS) $(EXPERIMENTS)
 
 ## clean       remove the build directory (results/ stays)
 clean:

@@ -15,14 +15,18 @@ import subprocess
 import sys
 import time
 
+from sbcli import PROG, die, split_list  # noqa: F401 (the scripts import them from here too)
+
 os.environ.setdefault("MPLBACKEND", "Agg")
-import matplotlib  # noqa: E402
-
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-
-PROG = os.path.basename(sys.argv[0])
+try:
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import numpy as np
+except ImportError as e:  # a python3 earlier on PATH may not see Debian's packages
+    print(f"{PROG}: Python module {e.name} is missing: run with /usr/bin/python3 (Debian's python3-matplotlib, "
+          f"python3-numpy; make deps installs them)", file=sys.stderr)
+    sys.exit(2)
 
 plt.rcParams.update({
     "figure.dpi": 110,
@@ -33,12 +37,6 @@ plt.rcParams.update({
     "axes.spines.right": False,
     "legend.fontsize": "small",
 })
-
-
-def die(msg, status=2):
-    """One line naming the problem, then exit (2: bad input, as schedbed itself)."""
-    print(f"{PROG}: {msg}", file=sys.stderr)
-    sys.exit(status)
 
 
 def load_json(path):
@@ -169,13 +167,6 @@ def parse_with_passthrough(ap):
     argv = sys.argv[1:]
     cut = argv.index("--") if "--" in argv else len(argv)
     return ap.parse_args(argv[:cut]), argv[cut + 1:]
-
-
-def split_list(text, what):
-    items = [x.strip() for x in text.split(",") if x.strip()]
-    if not items:
-        die(f"{what}: give a comma-separated list")
-    return items
 
 
 class Runner:
