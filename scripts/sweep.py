@@ -244,7 +244,7 @@ def run_line(root, ln, schedbed):
     """Run one manifest line to its end and record it; returns the final status dict."""
     t0 = time.time()
     st = {"id": ln["id"], "key": line_key(ln), "state": "running", "host": socket.gethostname(), "pid": os.getpid(),
-          "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(t0))}
+          "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(t0)), "t0": t0}
     if os.environ.get("SLURM_ARRAY_JOB_ID"):
         st["slurm"] = f"{os.environ['SLURM_ARRAY_JOB_ID']}_{os.environ.get('SLURM_ARRAY_TASK_ID', '?')}"
     write_status(root, ln, st)
