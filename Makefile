@@ -32,7 +32,7 @@ WORKLOAD_SRC := $(wildcard workloads/*.c)
 LIB_SRC := $(CORE_SRC) $(POLICY_SRC) $(WORKLOAD_SRC)
 HDRS := $(wildcard core/*.h policies/*.h workloads/*.h harness/*.h)
 
-.PHONY: all deps test unit stress bench clean help schedbed compare plot sweep peers reproduce
+.PHONY: all deps test unit stress bench clean help schedbed compare plot sweep peers reproduce sweep-test
 
 ## all         build the library (make schedbed for the program)
 all: deps $(B)/release/libschedbed.a
@@ -123,8 +123,13 @@ stress: deps $(B)/tsan/stress $(B)/asan/stress $(B)/tsan/schedbed $(B)/asan/sche
 	$(PYTHON) tests/stress/matrix.py --schedbed $(B)/tsan/schedbed --chaos 11 --scale 4 $(MATRIX_ARGS)
 	$(PYTHON) tests/stress/matrix.py --schedbed $(B)/asan/schedbed --chaos 12 --scale 4 $(MATRIX_ARGS)
 
-## test        everything CI runs: the Criterion suite, the sanitizer stress runs, the model check
-test: unit stress model-check
+## sweep-test  manifests, the local runner and collect (tests/sweeps/), then a real single-node Slurm running a manifest as a job array
+sweep-test: deps $(B)/release/schedbed
+	$(PYTHON) tests/sweeps/test_sweep.py --schedbed $(B)/release/schedbed
+	$(PYTHON) tests/sweeps/slurm_test.py --schedbed $(B)/release/schedbed
+
+## test        everything CI runs: the Criterion suite, the sanitizer stress runs, the model check, the sweep tests
+test: unit stress model-check sweep-test
 
 # ---- runs and plots ----
 SCHEDBED := $(B)/release/schedbed

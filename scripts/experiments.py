@@ -30,12 +30,9 @@ import sys
 import time
 
 import sweep
-from sbresults import die, fmt_ns, fmt_rate, plt, save
+from sbresults import die, fmt_ns, fmt_rate, plt, save  # first: it says so in one line when matplotlib is missing
 
-try:
-    import numpy as np
-except ImportError:
-    die("numpy is missing: run with /usr/bin/python3 (Debian's python3-numpy)")
+import numpy as np  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SWEEPS = os.path.join(ROOT, "sweeps")

@@ -15,7 +15,7 @@ import subprocess
 import sys
 import time
 
-from sbcli import PROG, die, split_list  # noqa: F401 (the scripts import them from here too)
+from sbcli import PROG, die, fmt_ns, fmt_rate, split_list  # noqa: F401 (the scripts import them from here too)
 
 os.environ.setdefault("MPLBACKEND", "Agg")
 try:
@@ -78,28 +78,6 @@ def job_latencies(run_dir):
         for row in r:
             out.setdefault(row[ci], []).append(int(row[li]))
     return {k: np.asarray(v, dtype=np.float64) for k, v in out.items()}
-
-
-def fmt_ns(v):
-    """A latency for a label: 850 ns, 12.3 µs, 4.56 ms, 1.20 s."""
-    if v is None or not np.isfinite(v):
-        return "-"
-    if v < 1e3:
-        return f"{v:.0f} ns"
-    if v < 1e6:
-        return f"{v / 1e3:.1f} µs"
-    if v < 1e9:
-        return f"{v / 1e6:.2f} ms"
-    return f"{v / 1e9:.2f} s"
-
-
-def fmt_rate(v):
-    if v is None or not np.isfinite(v):
-        return "-"
-    for scale, unit in ((1e9, "G"), (1e6, "M"), (1e3, "k")):
-        if abs(v) >= scale:
-            return f"{v / scale:.3g}{unit}"
-    return f"{v:.3g}"
 
 
 def cdf(ax, lat_ns, label, **kw):

@@ -48,7 +48,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from sbcli import PROG, die, split_list  # noqa: E402
+from sbcli import PROG, die, fmt_ns, fmt_rate, split_list  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 DEFAULT_SCHEDBED = "build/release/schedbed"
@@ -373,7 +373,7 @@ def brief(root, ln):
         return ""
     if "ns_per_task" in s:
         return f"{s['ns_per_task']:.1f} ns/task"
-    return f"{s['throughput']:.4g} jobs/s, p99 {s['all']['p99'] / 1e3:.1f} µs"
+    return f"{fmt_rate(s['throughput'])} jobs/s, p99 {fmt_ns(s['all']['p99'])}"
 
 
 def cmd_run(a):
