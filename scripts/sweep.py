@@ -42,6 +42,7 @@ import json
 import os
 import shlex
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -55,6 +56,8 @@ DEFAULT_SCHEDBED = "build/release/schedbed"
 # the numbers a run directory must hold; whatever else a run wrote may be dropped ("slim")
 RESULT_FILES = ("summary.json", "meta.json")
 MANIFEST = "manifest.jsonl"
+DESC_KEYS = {"name", "question", "configs", "load", "reps", "timing", "slim", "bounded", "common", "args", "duration",
+             "warmup", "metrics"}
 
 
 def fmt_time(s):
@@ -74,6 +77,19 @@ def load_description(path):
         die(f"{path} is not valid JSON: {e}")
     if not isinstance(d, dict) or ("configs" in d) == ("load" in d):
         die(f"{path}: a description has either \"configs\" (a list of configurations) or \"load\" (a load sweep)")
+    unknown = sorted(set(d) - DESC_KEYS)
+    if unknown:
+        die(f"{path}: unknown key {unknown[0]}; valid: {', '.join(sorted(DESC_KEYS))}")
+    for i, c in enumerate(d.get("configs", [])):
+        need = ("label", "peer", "peer_args") if "peer" in c else ("label", "policy", "workload")
+        miss = [k for k in need if k not in c]
+        if miss:
+            die(f"{path}: configuration {i} lacks {', '.join(miss)} (a run needs label, policy, workload; "
+                f"a peer needs label, peer, peer_args)")
+    if "load" in d:
+        miss = [k for k in ("workload", "param", "rates", "policies") if k not in d["load"]]
+        if miss:
+            die(f"{path}: \"load\" lacks {', '.join(miss)}")
     d.setdefault("name", os.path.splitext(os.path.basename(path))[0])
     return d
 
@@ -351,13 +367,15 @@ def cmd_task(a):
 # ---- local runner -----------------------------------------------------------------------------
 
 def pending(root, lines, retry_failed):
-    """The lines still to run, and the failed ones left alone (without --retry-failed)."""
+    """The lines still to run, and the failed ones left alone (without --retry-failed). A line
+    that started and never ended was killed, or is running right now in a job array: it is left
+    alone too, so that one run never has two writers."""
     todo, skipped = [], []
     for i, ln in enumerate(lines):
         state, why = line_state(root, ln)
         if state == "done":
             continue
-        if state == "failed" and not retry_failed:
+        if state in ("failed", "running") and not retry_failed:
             skipped.append((ln, why))
         else:
             todo.append(i)
@@ -384,7 +402,7 @@ def cmd_run(a):
     a.schedbed = os.path.abspath(a.schedbed)
     todo, skipped = pending(a.dir, lines, a.retry_failed)
     for ln, why in skipped:
-        print(f"{PROG}: {ln['id']} failed before, not rerun without --retry-failed: {why}", file=sys.stderr)
+        print(f"{PROG}: {ln['id']} not rerun without --retry-failed: {why}", file=sys.stderr)
     width = a.jobs or os.cpu_count() or 1
     done_before = len(lines) - len(todo) - len(skipped)
     print(f"{PROG}: {len(lines)} runs in {a.dir}: {done_before} finished before, {len(todo)} to run, "
@@ -394,12 +412,21 @@ def cmd_run(a):
     finished, failed = 0, []
     running = {}  # future -> line index
     queue = list(todo)
-    with cf.ThreadPoolExecutor(max_workers=width) as pool:
-        try:
-            while queue or running:
+    stop = []
+
+    def on_signal(sig, _frame):
+        # Ctrl-C reaches the running schedbed too (one process group): it removes its unfinished
+        # directory and its line is recorded as failed. Start nothing new; a second Ctrl-C ends
+        # this loop at once.
+        stop.append(sig)
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+    old = {s: signal.signal(s, on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        with cf.ThreadPoolExecutor(max_workers=width) as pool:
+            while (queue and not stop) or running:
                 # A timing run runs alone (unless --jobs says otherwise): two runs side by side on a
-                # small machine would measure each other. Manifest order is kept, so A B C stays A B C.
-                while queue:
+                # small machine would measure each other. Manifest order is kept: A B C stays A B C.
+                while queue and not stop:
                     ln = lines[queue[0]]
                     alone = ln.get("timing", True) and not a.jobs
                     busy_timing = any(lines[i].get("timing", True) for i in running.values()) and not a.jobs
@@ -407,7 +434,7 @@ def cmd_run(a):
                         break
                     i = queue.pop(0)
                     running[pool.submit(run_line, a.dir, lines[i], a.schedbed)] = i
-                fin, _ = cf.wait(running, return_when=cf.FIRST_COMPLETED)
+                fin, _ = cf.wait(running, timeout=0.5, return_when=cf.FIRST_COMPLETED)
                 for fu in fin:
                     ln = lines[running.pop(fu)]
                     st = fu.result()
@@ -422,13 +449,15 @@ def cmd_run(a):
                     print(f"[{done_before + finished:>4}/{len(lines)}] {ln['id']}: {what}  "
                           f"({finished - len(failed)} done, {len(failed)} failed, {fmt_time(el)} elapsed, "
                           f"~{fmt_time(left)} left)", file=sys.stderr)
-        except KeyboardInterrupt:
-            # schedbed got the same SIGINT and removes its unfinished directory; the lines stay
-            # "running" in their status and are rerun with --retry-failed
-            for fu in running:
-                fu.cancel()
-            print(f"{PROG}: interrupted; {a.dir} is resumable (sweep.py run {a.dir} --retry-failed)", file=sys.stderr)
-            return 130
+    except KeyboardInterrupt:
+        stop.append(signal.SIGINT)
+    finally:
+        for sig, h in old.items():
+            signal.signal(sig, h)
+    if stop:
+        print(f"{PROG}: interrupted with {len(queue)} runs not started; {a.dir} resumes with "
+              f"`sweep.py run {a.dir} --retry-failed`", file=sys.stderr)
+        return 130
     bad = failed + [ln["id"] for ln, _ in skipped]
     if bad:
         print(f"{PROG}: {len(bad)} of {len(lines)} runs failed: {', '.join(bad[:8])}"
@@ -470,7 +499,7 @@ def cmd_slurm(a):
     root = os.path.abspath(a.dir)
     todo, skipped = pending(root, lines, a.retry_failed)
     for ln, why in skipped:
-        print(f"{PROG}: {ln['id']} failed before, not resubmitted without --retry-failed: {why}", file=sys.stderr)
+        print(f"{PROG}: {ln['id']} not resubmitted without --retry-failed: {why}", file=sys.stderr)
     if not todo:
         print(f"{PROG}: nothing to submit: every line of {a.dir} is finished or failed", file=sys.stderr)
         return 1 if skipped else 0

@@ -186,6 +186,28 @@ def test_killed_run_is_named_and_never_collected(tmp):
     assert not os.path.exists(out), "a killed run left a result directory in place"
 
 
+def test_interrupt_starts_nothing_new(tmp):
+    cfgs = [dict(config(x), args=["--duration", "5", "--warmup", "0"]) for x in "ab"]
+    d = os.path.join(tmp, "int")
+    sweep("expand", description(tmp, "int", cfgs, reps=1), "--out", d, check=0)
+    p = subprocess.Popen([PY, SWEEP, "run", d, "--schedbed", SCHEDBED], start_new_session=True,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 20
+        while not glob.glob(os.path.join(d, "int", "c0", ".r1.tmp-*")):
+            assert time.monotonic() < deadline, "the run never started"
+            time.sleep(0.05)
+        os.killpg(p.pid, signal.SIGINT)  # what Ctrl-C does: the runner and its schedbed
+        _, err = p.communicate(timeout=20)
+    finally:
+        if p.poll() is None:
+            os.killpg(p.pid, signal.SIGKILL)
+            p.wait()
+    assert p.returncode == 130 and "interrupted with 1 runs not started" in err, err
+    assert status(d, "int.c0.r1")["exit"] == 130 and not os.path.exists(os.path.join(d, "int", "c0", "r1"))
+    assert not os.path.exists(os.path.join(d, "status", "int.c1.r1.json")), "a run started after Ctrl-C"
+
+
 def test_half_written_result_is_never_collected(tmp):
     d = four_runs(tmp, timing=False)
     sweep("run", d, "--schedbed", SCHEDBED, "--jobs", "2", check=0)
@@ -273,7 +295,7 @@ def test_reproduce_leaves_paper_alone_and_compares(tmp):
 TESTS = [test_paper_descriptions_expand_stable_and_machine_free, test_run_collect_and_resume,
          test_timing_runs_alone_others_in_parallel, test_failing_line_is_named_and_never_collected,
          test_missing_program_on_the_node, test_killed_run_is_named_and_never_collected,
-         test_half_written_result_is_never_collected, test_slurm_batch_script_and_array,
+         test_interrupt_starts_nothing_new, test_half_written_result_is_never_collected, test_slurm_batch_script_and_array,
          test_reproduce_leaves_paper_alone_and_compares]
 
 if __name__ == "__main__":
