@@ -40,6 +40,7 @@ import csv
 import hashlib
 import json
 import os
+import re
 import shlex
 import shutil
 import signal
@@ -56,6 +57,7 @@ DEFAULT_SCHEDBED = "build/release/schedbed"
 # the numbers a run directory must hold; whatever else a run wrote may be dropped ("slim")
 RESULT_FILES = ("summary.json", "meta.json")
 MANIFEST = "manifest.jsonl"
+PEER_NAME = re.compile(r"[A-Za-z0-9_.-]+")  # a program beside schedbed (peers_omp), never a path
 DESC_KEYS = {"name", "question", "configs", "load", "reps", "timing", "slim", "bounded", "common", "args", "duration",
              "warmup", "metrics"}
 
@@ -94,6 +96,15 @@ def load_description(path):
     return d
 
 
+def run_length(d, o, duration):
+    """--duration and --warmup: the command line's, else the description's, else the default;
+    none for a bounded description (its runs end after --jobs N, or it gives its own)."""
+    if d.get("bounded"):
+        return []
+    return ["--duration", fmt_num(o["duration"] or d.get("duration", duration)),
+            "--warmup", fmt_num(o["warmup"] if o["warmup"] is not None else d.get("warmup", 1))]
+
+
 def expand_configs(d, o):
     """The experiment grid: REPS rounds over the configurations, A B C A B C. Arguments in the
     order every experiment of PAPER.md was run with, so that old and new runs are the same runs."""
@@ -109,10 +120,7 @@ def expand_configs(d, o):
                 tags.update(policy="", workload=c["peer"], seed="", sets=" ".join(c["peer_args"]))
             else:
                 args = ["--policy", c["policy"], "--workload", c["workload"], "--seed", str(o["seed"])]
-                args += d.get("common", [])
-                if not d.get("bounded"):
-                    args += ["--duration", fmt_num(o["duration"] or d.get("duration", 4)),
-                             "--warmup", fmt_num(o["warmup"] if o["warmup"] is not None else d.get("warmup", 1))]
+                args += d.get("common", []) + run_length(d, o, 4)
                 for s in c.get("set", []):
                     args += ["--set", s]
                 args += c.get("args", [])
@@ -129,10 +137,7 @@ def expand_load(d, o):
     ld, name = d["load"], d["name"]
     reps = o["reps"] or d.get("reps", 1)
     base = ["--workload", ld["workload"], "--seed", str(o["seed"])] + d.get("common", [])
-    extra = [] if d.get("bounded") else [
-        "--duration", fmt_num(o["duration"] or d.get("duration", 3)),
-        "--warmup", fmt_num(o["warmup"] if o["warmup"] is not None else d.get("warmup", 1))]
-    extra += d.get("args", [])
+    extra = run_length(d, o, 3) + d.get("args", [])
     lines = []
     for i, rate in enumerate(ld["rates"]):
         order = ld["policies"] if i % 2 == 0 else ld["policies"][::-1]
@@ -157,10 +162,11 @@ def expand(descs, o):
     lines = []
     for d in descs:
         lines += expand_load(d, o) if "load" in d else expand_configs(d, o)
-    ids = [ln["id"] for ln in lines]
-    dup = sorted({i for i in ids if ids.count(i) > 1})
-    if dup:
-        die(f"two runs share the id {dup[0]}: give every experiment its own name")
+    seen = set()
+    for ln in lines:
+        if ln["id"] in seen:
+            die(f"two runs share the id {ln['id']}: give every experiment its own name")
+        seen.add(ln["id"])
     return lines
 
 
@@ -196,6 +202,8 @@ def read_manifest(root):
             bad = [k for k in ("id", "out", "args", "program") if k not in ln]
             if bad:
                 die(f"{path}:{n}: the line lacks {', '.join(bad)}")
+            if ln["program"] != "schedbed" and not PEER_NAME.fullmatch(ln["program"]):
+                die(f"{path}:{n}: program '{ln['program']}' is neither schedbed nor a program beside it")
             out = os.path.normpath(ln["out"])
             if os.path.isabs(out) or out.startswith("..") or out in (".", "status", "logs", "slurm"):
                 die(f"{path}:{n}: output directory '{ln['out']}' must be a new path inside {root}")
