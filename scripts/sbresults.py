@@ -4,7 +4,7 @@ Owns reading a run directory written by `schedbed run` (summary.json, meta.json,
 the look of every figure (units, log axes, saving PNG and PDF side by side), and running
 `schedbed run` from a script with one progress line per run. It knows no policy and no
 workload by name: everything it shows comes from the files. Does not own any figure's content;
-plot_run.py, compare.py and sweep.py do.
+plot_run.py, compare.py, sweep.py and experiments.py do.
 
 Run with /usr/bin/python3 (Debian's matplotlib and numpy) and MPLBACKEND=Agg.
 """
