@@ -79,6 +79,8 @@ static void tsc_init(void)
 
 uint64_t sb_now_ns(void)
 {
+	if (sb_exec_virtual())
+		return sb_exec_vt->now();
 #if defined(__x86_64__)
 	if (__builtin_expect(use_tsc, 1))
 		return ns0 + (uint64_t)(((unsigned __int128)(__rdtsc() - tsc0) * tsc_mult) >> 32);
@@ -129,6 +131,10 @@ void sb_work_ns(uint64_t ns)
 {
 	if (!ns)
 		return;
+	if (sb_exec_virtual()) {
+		sb_exec_vt->work(ns);
+		return;
+	}
 	sb_clock_calibrate();
 	uint64_t iters = ns * iters_per_us_x1024 / (1000 * 1024);
 	spin_iters(iters ? iters : 1);

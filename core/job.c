@@ -13,11 +13,9 @@
  * the policy's job_end, then SB_JF_DONE (release) and the wake-up of waiters, then the
  * runtime's reference is dropped. A waiter that sees DONE sees everything before it.
  */
-#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "futex.h"
 #include "rt.h"
 
 struct sb_job *sb_job_create(struct sb_rt *rt, const struct sb_job_desc *d)
@@ -71,7 +69,7 @@ static void run_here(struct sb_thread *tc, struct sb_job *j)
 			 * otherwise a conditional or parked task is outstanding: give the CPU away */
 			sb_tok_flush(tc);
 			if (!tc->serial.len)
-				sched_yield();
+				sb_exec_yield();
 		}
 	}
 	tc->current = outer;
@@ -167,11 +165,11 @@ static void teardown_now(struct sb_thread *tc, struct sb_job *j)
 	/* release: the callback's effects and t_end happen before a waiter's acquire of DONE */
 	uint32_t f = atomic_fetch_or_explicit(&j->flags, SB_JF_DONE, memory_order_release);
 	if (f & SB_JF_WAITERS)
-		sb_futex_wake(&j->flags, INT_MAX);
+		sb_exec_unpark(&j->flags, INT_MAX);
 	/* release: pairs with the acquire load in sb_rt_stop, so a stopper sees finished jobs */
 	if (atomic_fetch_sub_explicit(&rt->live_jobs, 1, memory_order_release) == 1) {
 		atomic_fetch_add_explicit(&rt->live_seq, 1, memory_order_release);
-		sb_futex_wake(&rt->live_seq, INT_MAX);
+		sb_exec_unpark(&rt->live_seq, INT_MAX);
 	}
 	sb_job_ref_put(j);
 }
@@ -282,7 +280,7 @@ bool sb_job_wait(struct sb_job *j)
 		if (f & SB_JF_DONE)
 			return true;
 		/* bounded sleep so that a run that failed elsewhere is noticed */
-		sb_futex_wait(&j->flags, f | SB_JF_WAITERS, 50 * 1000 * 1000);
+		sb_exec_park(&j->flags, f | SB_JF_WAITERS, 50 * 1000 * 1000);
 	}
 }
 

@@ -8,7 +8,6 @@
  *   - check mode validates what a policy returns (placements in range, tasks that were
  *     really queued, markers never leaking to the core).
  */
-#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -19,7 +18,7 @@ static SB_COLD void chaos_now(void)
 	uint64_t r = sb_rand();
 	switch (r & 31) {
 	case 0:
-		sched_yield();
+		sb_exec_yield();
 		break;
 	case 1:
 	case 2: {

@@ -13,6 +13,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 
+#include "exec.h"
 #include "policy.h"
 #include "queue.h"
 #include "stats.h"
@@ -85,7 +86,7 @@ struct sb_worker {
 	unsigned idx;
 	int core;                   /* pinned core, or -1 */
 	bool searching;             /* counted in rt->nsearching */
-	pthread_t thread;
+	struct sb_xthread thread;
 	bool started;
 };
 _Static_assert(offsetof(struct sb_worker, tc) % SB_CACHELINE == 0, "worker-private state on its own line");
@@ -151,12 +152,12 @@ struct sb_rt {
 	/* conditional tasks: the watcher thread */
 	struct sb_mpsc cond_q;
 	_Atomic uint32_t cond_seq; /* futex word: bumped on each conditional push */
-	pthread_t watcher;
+	struct sb_xthread watcher;
 	struct sb_thread *watcher_tc;
 	bool watcher_started;
 
 	/* monitor: cooperative preemption and the stall watchdog */
-	pthread_t monitor;
+	struct sb_xthread monitor;
 	bool monitor_started;
 	_Atomic uint32_t monitor_seq;
 
@@ -181,7 +182,6 @@ struct sb_rt {
 
 /* task.c */
 struct sb_thread *sb_tc(void);                      /* the caller's context, or abort */
-extern _Thread_local struct sb_thread *sb_self;
 void sb_run(struct sb_thread *tc, struct sb_task *t, bool stolen);
 void sb_place(struct sb_thread *tc, struct sb_task *t); /* submit through the policy + wake */
 void sb_tok_flush(struct sb_thread *tc);
@@ -279,13 +279,6 @@ static inline void sb_publish(struct sb_rt *rt)
 {
 	sb_producer_barrier(rt);
 	sb_need_searcher(rt);
-}
-
-static inline void sb_cpu_relax(void)
-{
-#if defined(__x86_64__) || defined(__i386__)
-	__builtin_ia32_pause();
-#endif
 }
 
 #endif

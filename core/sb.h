@@ -24,6 +24,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "exec.h"
+
 struct sb_rt;
 struct sb_job;
 struct sb_txn;

@@ -19,13 +19,10 @@
  * Does not own: where tasks go (the policy, through core/policy.c), idling (worker.c),
  * teardown (job.c).
  */
-#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "rt.h"
-
-_Thread_local struct sb_thread *sb_self;
 
 struct sb_thread *sb_thread_self(void)
 {
@@ -528,7 +525,7 @@ size_t sb_drain_serial(struct sb_thread *tc, size_t max)
 		if (atomic_load_explicit(&tc->cnt.v[SB_C_COND_FALSE], memory_order_relaxed) == not_ready) {
 			waiting = 0;
 		} else if (++waiting >= tc->serial.len) {
-			sched_yield();
+			sb_exec_yield();
 			break;
 		}
 	}

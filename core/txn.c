@@ -22,7 +22,6 @@
 #include <urcu/urcu-memb.h>
 #include <urcu/rculfhash.h>
 
-#include "futex.h"
 #include "rt.h"
 
 #define TXN_UNBOUND 0xffffffffull
@@ -60,7 +59,7 @@ void sb_txn_map_fini(struct sb_rt *rt)
 	struct cds_lfht_node *n;
 	bool reg = !sb_self; /* the destroying thread may have detached already */
 	if (reg)
-		urcu_memb_register_thread();
+		sb_exec_rcu_register();
 	urcu_memb_read_lock();
 	cds_lfht_for_each(rt->txns, &it, n) {
 		struct txn_entry *e = caa_container_of(n, struct txn_entry, node);
@@ -76,7 +75,7 @@ void sb_txn_map_fini(struct sb_rt *rt)
 	urcu_memb_barrier();
 	cds_lfht_destroy(rt->txns, NULL);
 	if (reg)
-		urcu_memb_unregister_thread();
+		sb_exec_rcu_unregister();
 	rt->txns = NULL;
 }
 
@@ -251,7 +250,7 @@ void sb_txn_lock(struct sb_thread *tc, struct sb_txn *x)
 	}
 	/* acquire: pairs with the release in sb_txn_unlock */
 	while (atomic_exchange_explicit(&x->lock, 2, memory_order_acquire) != 0)
-		sb_futex_wait(&x->lock, 2, 0);
+		sb_exec_park(&x->lock, 2, 0);
 	atomic_store_explicit(&x->owner, tc, memory_order_relaxed);
 	x->depth = 1;
 }
@@ -263,5 +262,5 @@ void sb_txn_unlock(struct sb_txn *x)
 	atomic_store_explicit(&x->owner, NULL, memory_order_relaxed);
 	/* release: the holder's work happens before the next holder's acquire */
 	if (atomic_exchange_explicit(&x->lock, 0, memory_order_release) == 2)
-		sb_futex_wake(&x->lock, 1);
+		sb_exec_unpark(&x->lock, 1);
 }

@@ -17,10 +17,7 @@
  */
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
-#include <urcu/urcu-memb.h>
 
-#include "futex.h"
 #include "rt.h"
 
 void sb_watcher_push(struct sb_rt *rt, struct sb_task *t)
@@ -28,7 +25,7 @@ void sb_watcher_push(struct sb_rt *rt, struct sb_task *t)
 	sb_mpsc_push(&rt->cond_q, t);
 	/* release: the push is visible to a watcher that sees the new sequence (eventcount) */
 	atomic_fetch_add_explicit(&rt->cond_seq, 1, memory_order_release);
-	sb_futex_wake(&rt->cond_seq, 1);
+	sb_exec_unpark(&rt->cond_seq, 1);
 }
 
 static bool job_dropped(struct sb_rt *rt, struct sb_task *t)
@@ -42,7 +39,7 @@ static void *watcher_main(void *arg)
 	struct sb_rt *rt = arg;
 	struct sb_thread *tc = rt->watcher_tc;
 	sb_self = tc;
-	urcu_memb_register_thread();
+	sb_exec_rcu_register();
 	struct sb_list pending = { 0 };
 	while (!atomic_load_explicit(&rt->stopping, memory_order_relaxed)) {
 		/* acquire: pairs with the release increment in sb_watcher_push */
@@ -71,17 +68,15 @@ static void *watcher_main(void *arg)
 		sb_drain_serial(tc, SIZE_MAX);
 		sb_tok_flush(tc);
 		if (pending.len) {
-			struct timespec ts = { .tv_sec = rt->cfg.watcher_interval / 1000000,
-					       .tv_nsec = (rt->cfg.watcher_interval % 1000000) * 1000 };
-			nanosleep(&ts, NULL);
+			sb_exec_sleep_ns((uint64_t)rt->cfg.watcher_interval * 1000);
 		} else if (!atomic_load_explicit(&rt->stopping, memory_order_relaxed)) {
-			sb_futex_wait(&rt->cond_seq, seq, 100 * 1000 * 1000);
+			sb_exec_park(&rt->cond_seq, seq, 100 * 1000 * 1000);
 		}
 	}
 	/* Every job has finished before workers stop, so nothing conditional is left; if a failed
 	 * run left some, they are dropped with their slabs. */
 	sb_tok_flush(tc);
-	urcu_memb_unregister_thread();
+	sb_exec_rcu_unregister();
 	sb_self = NULL;
 	return NULL;
 }
@@ -96,9 +91,9 @@ int sb_watcher_start(struct sb_rt *rt, char *err, size_t errlen)
 	sb_thread_init(rt, tc, SB_THREAD_WATCHER, -1);
 	sb_thread_register(rt, tc);
 	rt->watcher_tc = tc;
-	int e = pthread_create(&rt->watcher, NULL, watcher_main, rt);
+	int e = sb_exec_thread_start(&rt->watcher, "watcher", watcher_main, rt);
 	if (e) {
-		snprintf(err, errlen, "cannot create the watcher thread: %s", strerror(e));
+		snprintf(err, errlen, "cannot create the watcher thread: %s", strerror(-e));
 		return -1;
 	}
 	rt->watcher_started = true;
@@ -111,8 +106,8 @@ void sb_watcher_stop(struct sb_rt *rt)
 		return;
 	atomic_store_explicit(&rt->stopping, true, memory_order_relaxed);
 	atomic_fetch_add_explicit(&rt->cond_seq, 1, memory_order_release);
-	sb_futex_wake(&rt->cond_seq, 1);
-	pthread_join(rt->watcher, NULL);
+	sb_exec_unpark(&rt->cond_seq, 1);
+	sb_exec_thread_join(&rt->watcher);
 	rt->watcher_started = false;
 }
 
@@ -170,7 +165,7 @@ static void *monitor_main(void *arg)
 		m[i].since = now;
 	while (!atomic_load_explicit(&rt->stopping, memory_order_relaxed)) {
 		uint32_t seq = atomic_load_explicit(&rt->monitor_seq, memory_order_relaxed);
-		sb_futex_wait(&rt->monitor_seq, seq, period);
+		sb_exec_park(&rt->monitor_seq, seq, period);
 		now = sb_now_ns();
 		uint64_t total = 0;
 		bool resting = stall_ns ? someone_resting(rt) : false;
@@ -230,9 +225,9 @@ int sb_monitor_start(struct sb_rt *rt, char *err, size_t errlen)
 {
 	if (!rt->cfg.preempt_threshold && !rt->cfg.stall_limit)
 		return 0;
-	int e = pthread_create(&rt->monitor, NULL, monitor_main, rt);
+	int e = sb_exec_thread_start(&rt->monitor, "monitor", monitor_main, rt);
 	if (e) {
-		snprintf(err, errlen, "cannot create the monitor thread: %s", strerror(e));
+		snprintf(err, errlen, "cannot create the monitor thread: %s", strerror(-e));
 		return -1;
 	}
 	rt->monitor_started = true;
@@ -245,7 +240,7 @@ void sb_monitor_stop(struct sb_rt *rt)
 		return;
 	atomic_store_explicit(&rt->stopping, true, memory_order_relaxed);
 	atomic_fetch_add_explicit(&rt->monitor_seq, 1, memory_order_relaxed);
-	sb_futex_wake(&rt->monitor_seq, 1);
-	pthread_join(rt->monitor, NULL);
+	sb_exec_unpark(&rt->monitor_seq, 1);
+	sb_exec_thread_join(&rt->monitor);
 	rt->monitor_started = false;
 }

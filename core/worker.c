@@ -62,15 +62,9 @@
  */
 #include <errno.h>
 #include <hwloc.h>
-#include <linux/membarrier.h>
-#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/syscall.h>
-#include <unistd.h>
-#include <urcu/urcu-memb.h>
 
-#include "futex.h"
 #include "rt.h"
 
 /* ---- placement helpers (core/policy.h) ---- */
@@ -179,7 +173,7 @@ static bool try_wake(struct sb_worker *w)
 	if (atomic_load_explicit(&w->state, memory_order_relaxed) != SB_W_SUSPENDED ||
 	    !atomic_compare_exchange_strong_explicit(&w->state, &s, SB_W_SEARCH, memory_order_relaxed, memory_order_relaxed))
 		return false;
-	sb_futex_wake(&w->state, 1);
+	sb_exec_unpark(&w->state, 1);
 	if (sb_self)
 		sb_count(sb_self, SB_C_WAKES_SENT, 1);
 	return true;
@@ -219,7 +213,7 @@ SB_COLD void sb_wake_searcher(struct sb_rt *rt)
 		    atomic_load_explicit(&rt->nsearching, memory_order_relaxed))
 			return;
 		if (spins > 64)
-			sched_yield(); /* the sleeper was preempted between its two stores */
+			sb_exec_yield(); /* the sleeper was preempted between its two stores */
 		else
 			sb_cpu_relax();
 	}
@@ -264,7 +258,7 @@ static void wake_all(struct sb_rt *rt)
 		/* relaxed: a stop or cancel; SEARCH stays, so the woken worker drops its count */
 		atomic_compare_exchange_strong_explicit(&rt->w[i].state, &s, SB_W_ACTIVE, memory_order_relaxed,
 							memory_order_relaxed);
-		sb_futex_wake(&rt->w[i].state, 1);
+		sb_exec_unpark(&rt->w[i].state, 1);
 	}
 }
 
@@ -308,7 +302,7 @@ struct sb_thread *sb_thread_attach(struct sb_rt *rt)
 	}
 	sb_thread_init(rt, tc, SB_THREAD_REQUEST, -1);
 	sb_thread_register(rt, tc);
-	urcu_memb_register_thread();
+	sb_exec_rcu_register();
 	sb_self = tc;
 	return tc;
 }
@@ -322,7 +316,7 @@ void sb_thread_detach(void)
 	sb_drain_serial(tc, SIZE_MAX);
 	sb_tok_flush(tc);
 	sb_thread_cache_release(tc);
-	urcu_memb_unregister_thread();
+	sb_exec_rcu_unregister();
 	tc->attached = false;
 	sb_self = NULL;
 }
@@ -432,14 +426,9 @@ static SB_COLD struct sb_task *find_more(struct sb_worker *w, bool *stolen)
 static void polling_wait(const struct sb_config *c)
 {
 	if (c->task_polling_wait == 1) {
-		sched_yield();
+		sb_exec_yield();
 	} else if (c->task_polling_wait >= 2) {
-		struct timespec ts = { .tv_sec = 0, .tv_nsec = (c->task_polling_wait - 2) * 1000 };
-		while (ts.tv_nsec >= 1000000000) {
-			ts.tv_sec++;
-			ts.tv_nsec -= 1000000000;
-		}
-		nanosleep(&ts, NULL);
+		sb_exec_sleep_ns((uint64_t)(c->task_polling_wait - 2) * 1000);
 	}
 }
 
@@ -464,8 +453,9 @@ static void sleeper_barrier(const struct sb_rt *rt)
 		return;
 	}
 	/* registered at creation, so it cannot fail; if it did, producers would be unordered */
-	if (syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0) != 0) {
-		fprintf(stderr, "%s:%d: membarrier failed after registration: %s\n", __FILE__, __LINE__, strerror(errno));
+	int e = sb_exec_membarrier();
+	if (e) {
+		fprintf(stderr, "%s:%d: membarrier failed after registration: %s\n", __FILE__, __LINE__, strerror(-e));
 		abort();
 	}
 }
@@ -502,7 +492,7 @@ static struct sb_task *suspend(struct sb_worker *w, bool *after_suspend, bool *s
 	if (!t && !io.stay_awake && !atomic_load_explicit(&rt->stopping, memory_order_relaxed)) {
 		sb_count(tc, SB_C_SUSPEND, 1);
 		uint64_t t0 = sb_now_ns();
-		sb_futex_wait(&w->state, SB_W_SUSPENDED, us * 1000);
+		sb_exec_park(&w->state, SB_W_SUSPENDED, us * 1000);
 		uint64_t t1 = sb_now_ns();
 		sb_count(tc, SB_C_SUSPEND_NS, t1 - t0);
 		if (rt->cfg.trace)
@@ -533,7 +523,7 @@ static void *worker_main(void *arg)
 	struct sb_rt *rt = w->rt;
 	struct sb_thread *tc = &w->tc;
 	sb_self = tc;
-	urcu_memb_register_thread();
+	sb_exec_rcu_register();
 	if (rt->cfg.core_affinity && w->core >= 0) {
 		hwloc_obj_t pu = hwloc_get_obj_by_type(rt->topo, HWLOC_OBJ_PU, (unsigned)w->core);
 		if (pu)
@@ -590,7 +580,7 @@ static void *worker_main(void *arg)
 		stop_searching(w);
 	sb_tok_flush(tc);
 	mark_idle(w);
-	urcu_memb_unregister_thread();
+	sb_exec_rcu_unregister();
 	sb_self = NULL;
 	return NULL;
 }
@@ -679,7 +669,7 @@ static void join_workers(struct sb_rt *rt)
 	wake_all(rt);
 	for (unsigned i = 0; i < rt->n; i++)
 		if (rt->w[i].started)
-			pthread_join(rt->w[i].thread, NULL);
+			sb_exec_thread_join(&rt->w[i].thread);
 }
 
 struct sb_rt *sb_rt_create(const struct sb_config *cfg, const struct sb_policy_ops *policy,
@@ -709,9 +699,8 @@ struct sb_rt *sb_rt_create(const struct sb_config *cfg, const struct sb_policy_o
 	atomic_init(&rt->win_end, UINT64_MAX);
 	atomic_init(&rt->trace_cap, (uint64_t)1 << 24);
 	/* the sleeper pays for the wake protocol's ordering when the kernel lets it (see the file
-	 * comment); registering twice in one process is harmless */
-	rt->membarrier = !cfg->wake_fence &&
-			 syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) == 0;
+	 * comment) */
+	rt->membarrier = !cfg->wake_fence && sb_exec_membarrier_register();
 	rt->light_producer = rt->membarrier || cfg->busy_worker;
 	sb_mpsc_init(&rt->cond_q);
 
@@ -743,9 +732,11 @@ struct sb_rt *sb_rt_create(const struct sb_config *cfg, const struct sb_policy_o
 		return NULL;
 	}
 	for (unsigned i = 0; i < rt->n; i++) {
-		int e = pthread_create(&rt->w[i].thread, NULL, worker_main, &rt->w[i]);
+		char name[32];
+		snprintf(name, sizeof name, "worker-%u", i);
+		int e = sb_exec_thread_start(&rt->w[i].thread, name, worker_main, &rt->w[i]);
 		if (e) {
-			snprintf(err, errlen, "cannot create worker thread %u of %u: %s", i, rt->n, strerror(e));
+			snprintf(err, errlen, "cannot create worker thread %u of %u: %s", i, rt->n, strerror(-e));
 			join_workers(rt);
 			rt_free(rt);
 			return NULL;
@@ -792,7 +783,7 @@ void sb_rt_stop(struct sb_rt *rt, enum sb_stop_mode mode)
 			break;
 		if (atomic_load_explicit(&rt->failed, memory_order_relaxed))
 			break; /* a failed run may never drain; the failure is the result */
-		sb_futex_wait(&rt->live_seq, seq, 50 * 1000 * 1000);
+		sb_exec_park(&rt->live_seq, seq, 50 * 1000 * 1000);
 	}
 	join_workers(rt);
 	sb_watcher_stop(rt);

@@ -51,8 +51,7 @@ static struct bench_cpu cpu_now(void)
 
 static void sleep_ms(long ms)
 {
-	struct timespec ts = { .tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000L };
-	nanosleep(&ts, NULL);
+	sb_exec_sleep_ns((uint64_t)ms * 1000000u);
 }
 
 /* ---- the measurement window ---- */

@@ -154,15 +154,17 @@ int wl_clients_start(struct wl_clients *cs, const struct wl_env *env, unsigned n
 		c->quota = env->jobs > 0 ? env->jobs / n + ((int64_t)i < env->jobs % n) : -1;
 	}
 	for (unsigned i = 0; i < n; i++) {
-		int e = pthread_create(&cs->th[i], NULL, client_main, &cs->c[i]);
+		char name[32];
+		snprintf(name, sizeof name, "client-%u", i);
+		int e = sb_exec_thread_start(&cs->th[i], name, client_main, &cs->c[i]);
 		if (e) {
-			snprintf(err, errlen, "cannot create client thread %u of %u: %s", i, n, strerror(e));
+			snprintf(err, errlen, "cannot create client thread %u of %u: %s", i, n, strerror(-e));
 			/* relaxed: the clients poll it relaxed; the joins below order the rest */
 			atomic_store_explicit(env->stop, true, memory_order_relaxed);
 			for (unsigned k = 0; k < i; k++)
-				pthread_join(cs->th[k], NULL);
+				sb_exec_thread_join(&cs->th[k]);
 			cs->n = 0;
-			return -e;
+			return e;
 		}
 	}
 	return 0;
@@ -201,7 +203,7 @@ void wl_clients_join(struct wl_clients *cs)
 	if (cs->joined)
 		return;
 	for (unsigned i = 0; i < cs->n; i++)
-		pthread_join(cs->th[i], NULL);
+		sb_exec_thread_join(&cs->th[i]);
 	cs->joined = true;
 }
 
@@ -253,8 +255,10 @@ void wl_state_counts(void *state, struct wl_counts *out)
  * (exact) or as a monotonic progress estimate. */
 
 static _Atomic uint64_t wl_gens;
-static _Thread_local struct wl_tcount *my_tcount;
-static _Thread_local uint64_t my_tcount_gen;
+/* this thread's block and the generation of the set it belongs to (sb_tls: per actor under a
+ * virtual executor) */
+#define my_tcount (*(struct wl_tcount **)&sb_tls()->wl_ptr)
+#define my_tcount_gen (sb_tls()->wl_gen)
 
 static __attribute__((noinline)) struct wl_tcount *tcount_register(struct wl_clients *cs)
 {
@@ -443,8 +447,7 @@ static bool wait_until(uint64_t when, _Atomic bool *stop)
 		uint64_t d = when - now;
 		if (d > 1000000)
 			d = 1000000; /* look at our own serial queue (and the stop flag) at least every ms */
-		struct timespec ts = { .tv_sec = 0, .tv_nsec = (long)d };
-		nanosleep(&ts, NULL);
+		sb_exec_sleep_ns(d);
 	}
 }
 

@@ -60,7 +60,7 @@ struct wl_client {
 struct wl_clients {
 	const struct wl_env *env;
 	unsigned n;
-	pthread_t *th;
+	struct sb_xthread *th;
 	struct wl_client *c;
 	void (*body)(struct wl_client *);
 	void *user;           /* the workload's state */

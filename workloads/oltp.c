@@ -139,7 +139,7 @@ struct oltp {
 	_Atomic(struct commit_wait *) waiting;   /* commits waiting for durability */
 	_Atomic int64_t nr_notify_live;          /* notification jobs not yet torn down */
 	_Atomic bool quit;                       /* every client is done: the durability thread ends */
-	pthread_t durability;
+	struct sb_xthread durability;
 	bool durability_started;
 	struct wl_rng drng;                      /* the durability thread's cost stream */
 };
@@ -421,10 +421,10 @@ static int oltp_start(const struct wl_env *env, const void *params, void **state
 	/* the durability thread exists before any commit can wait for it; of o->cs it touches only
 	 * the counters, which are ready from here on and which wl_clients_start leaves alone */
 	wl_clients_init(&o->cs);
-	int e = pthread_create(&o->durability, NULL, durability_main, o);
+	int e = sb_exec_thread_start(&o->durability, "durability", durability_main, o);
 	if (e) {
-		snprintf(err, errlen, "cannot create the durability thread: %s", strerror(e));
-		return -e;
+		snprintf(err, errlen, "cannot create the durability thread: %s", strerror(-e));
+		return e;
 	}
 	o->durability_started = true;
 	int r = wl_clients_start(&o->cs, env, (unsigned)p->clients, client, o, err, errlen);
@@ -440,7 +440,7 @@ static void oltp_stop(void *st)
 	/* release: pairs with the acquire in durability_main; every commit has been answered */
 	atomic_store_explicit(&o->quit, true, memory_order_release);
 	if (o->durability_started)
-		pthread_join(o->durability, NULL);
+		sb_exec_thread_join(&o->durability);
 	o->durability_started = false;
 }
 

@@ -1,0 +1,85 @@
+/*
+ * exec.c - the native executor's out-of-line half (core/exec.h has the inline half and the
+ * contract): threads, sleep, the membarrier, urcu registration, and the switch to a virtual
+ * executor.
+ */
+#include <errno.h>
+#include <linux/membarrier.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <urcu/urcu-memb.h>
+
+#include "exec.h"
+
+const struct sb_exec_ops *sb_exec_vt;
+_Thread_local struct sb_tls sb_tls_native;
+
+const char *const sb_cost_names[SB_NR_COSTS] = {
+	[SB_COST_PUSH] = "push", [SB_COST_POP] = "pop", [SB_COST_POP_EMPTY] = "pop_empty",
+	[SB_COST_STEAL] = "steal", [SB_COST_STEAL_EMPTY] = "steal_empty", [SB_COST_TASK] = "task",
+	[SB_COST_WAKE] = "wake", [SB_COST_PARK] = "park", [SB_COST_RELAX] = "relax",
+	[SB_COST_YIELD] = "yield", [SB_COST_LINE] = "line", [SB_COST_LINE_REMOTE] = "line_remote",
+};
+
+void sb_exec_use(const struct sb_exec_ops *vt)
+{
+	sb_exec_vt = vt;
+}
+
+const char *sb_exec_name(void)
+{
+	return sb_exec_vt ? sb_exec_vt->name : "native";
+}
+
+int sb_exec_thread_start(struct sb_xthread *th, const char *name, void *(*fn)(void *), void *arg)
+{
+	if (sb_exec_virtual())
+		return sb_exec_vt->thread_start(th, name, fn, arg);
+	return -pthread_create(&th->pt, NULL, fn, arg);
+}
+
+void sb_exec_thread_join(struct sb_xthread *th)
+{
+	if (sb_exec_virtual())
+		sb_exec_vt->thread_join(th);
+	else
+		pthread_join(th->pt, NULL);
+}
+
+void sb_exec_sleep_ns(uint64_t ns)
+{
+	if (sb_exec_virtual()) {
+		sb_exec_vt->sleep(ns);
+		return;
+	}
+	struct timespec ts = { .tv_sec = (time_t)(ns / 1000000000u), .tv_nsec = (long)(ns % 1000000000u) };
+	nanosleep(&ts, NULL);
+}
+
+bool sb_exec_membarrier_register(void)
+{
+	if (sb_exec_virtual())
+		return true;
+	/* registering twice in one process is harmless */
+	return syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) == 0;
+}
+
+int sb_exec_membarrier(void)
+{
+	if (sb_exec_virtual())
+		return 0;
+	return syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0) == 0 ? 0 : -errno;
+}
+
+void sb_exec_rcu_register(void)
+{
+	if (!sb_exec_virtual())
+		urcu_memb_register_thread();
+}
+
+void sb_exec_rcu_unregister(void)
+{
+	if (!sb_exec_virtual())
+		urcu_memb_unregister_thread();
+}

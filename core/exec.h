@@ -1,0 +1,180 @@
+/*
+ * exec.h - the executor seam: everything in the core and the workloads that touches real time
+ * or real threads goes through here.
+ *
+ * Two implementations. Native (the default, inline below and in exec.c): pthreads, futexes,
+ * the TSC clock, calibrated busy work, pause/sched_yield/nanosleep, _Thread_local, membarrier.
+ * Virtual (core/exec_sim.cpp, SimGrid): the same operations on simulated actors and a virtual
+ * clock, installed by sb_exec_use() before the runtime starts any thread. Policies and
+ * workloads never see which one runs them.
+ *
+ * The native path must cost what it cost before the seam existed, so each primitive is an
+ * inline that tests one read-mostly pointer (sb_exec_vt, NULL unless a virtual executor runs,
+ * written once before any thread exists) with a branch predicted not taken; only then does it
+ * call through the table. Nothing else in the tree may call pthread_create/join, futex,
+ * nanosleep, sched_yield, clock_gettime or membarrier, or keep per-thread state in
+ * _Thread_local (the harness's wall-clock date and the mutexes around short non-blocking
+ * critical sections excepted: an actor never yields inside them, so they are never contended
+ * under a cooperative executor).
+ */
+#ifndef SB_EXEC_H
+#define SB_EXEC_H
+
+#include <limits.h>
+#include <linux/futex.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+struct sb_thread;
+
+/* What a thread keeps for itself: the core's context (sb_self) and one slot for a workload
+ * (workloads/common.c's task counter block and its generation). */
+struct sb_tls {
+	struct sb_thread *self;
+	void *wl_ptr;
+	uint64_t wl_gen;
+};
+
+/* Costs a virtual executor charges for operations that take no simulated time by themselves
+ * (the core's calls into the policy and its own idle path). The native executor ignores them:
+ * there the operations cost what they cost. Names are the keys of the cost file. */
+enum sb_cost {
+	SB_COST_PUSH,        /* a submit through the policy */
+	SB_COST_POP,         /* a local pop that found a task */
+	SB_COST_POP_EMPTY,   /* a local pop that found nothing */
+	SB_COST_STEAL,       /* a steal sweep that found a task */
+	SB_COST_STEAL_EMPTY, /* a steal sweep that found nothing */
+	SB_COST_TASK,        /* the core's per-task overhead around the body */
+	SB_COST_WAKE,        /* issuing a wake-up (futex wake) */
+	SB_COST_PARK,        /* waking up after a park (futex wait), from the wake to running */
+	SB_COST_RELAX,       /* one spin-loop iteration */
+	SB_COST_YIELD,       /* sched_yield with nobody else to run */
+	SB_COST_LINE,        /* moving a contended cache line to another core of the same socket */
+	SB_COST_LINE_REMOTE, /* ... to a core of another socket */
+	SB_NR_COSTS
+};
+extern const char *const sb_cost_names[SB_NR_COSTS];
+
+struct sb_xthread {
+	pthread_t pt;
+	void *vt; /* the virtual executor's handle */
+};
+
+/* The virtual executor's table; every member is required. */
+struct sb_exec_ops {
+	const char *name;
+	int (*thread_start)(struct sb_xthread *th, const char *name, void *(*fn)(void *), void *arg);
+	void (*thread_join)(struct sb_xthread *th);
+	void (*park)(_Atomic uint32_t *addr, uint32_t val, uint64_t timeout_ns);
+	void (*unpark)(_Atomic uint32_t *addr, int n);
+	uint64_t (*now)(void);
+	void (*work)(uint64_t ns);
+	void (*sleep)(uint64_t ns);
+	void (*charge)(enum sb_cost c, int line);
+	struct sb_tls *(*tls)(void);
+};
+
+/* NULL: native. Written once by sb_exec_use before any thread starts; read-only afterwards. */
+extern const struct sb_exec_ops *sb_exec_vt;
+extern _Thread_local struct sb_tls sb_tls_native;
+
+static inline bool sb_exec_virtual(void)
+{
+	return __builtin_expect(sb_exec_vt != NULL, 0);
+}
+
+static inline struct sb_tls *sb_tls(void)
+{
+	if (sb_exec_virtual())
+		return sb_exec_vt->tls();
+	return &sb_tls_native;
+}
+
+/* The calling thread's core context (an lvalue: `sb_self = tc` attaches). */
+#define sb_self (sb_tls()->self)
+
+/* Start fn(arg) on a new thread (or actor); 0 or -errno. */
+int sb_exec_thread_start(struct sb_xthread *th, const char *name, void *(*fn)(void *), void *arg);
+void sb_exec_thread_join(struct sb_xthread *th);
+
+/* Park while *addr == val, at most timeout_ns (0 = no limit). Callers re-check their condition
+ * after every return: spurious wake-ups and timeouts are normal. The word never carries data. */
+static inline void sb_exec_park(_Atomic uint32_t *addr, uint32_t val, uint64_t timeout_ns)
+{
+	if (sb_exec_virtual()) {
+		sb_exec_vt->park(addr, val, timeout_ns);
+		return;
+	}
+	struct timespec ts = { .tv_sec = (time_t)(timeout_ns / 1000000000u),
+			       .tv_nsec = (long)(timeout_ns % 1000000000u) };
+	syscall(SYS_futex, (uint32_t *)addr, FUTEX_WAIT_PRIVATE, val, timeout_ns ? &ts : NULL, NULL, 0);
+}
+
+/* Unpark up to n threads parked on addr. */
+static inline void sb_exec_unpark(_Atomic uint32_t *addr, int n)
+{
+	if (sb_exec_virtual()) {
+		sb_exec_vt->unpark(addr, n);
+		return;
+	}
+	syscall(SYS_futex, (uint32_t *)addr, FUTEX_WAKE_PRIVATE, n, NULL, NULL, 0);
+}
+
+/* One iteration of a spin loop. Under a virtual executor it spends simulated time, so that a
+ * spin-wait lets the clock (and the thread it waits for) move on. */
+static inline void sb_cpu_relax(void)
+{
+	if (sb_exec_virtual()) {
+		sb_exec_vt->charge(SB_COST_RELAX, -1);
+		return;
+	}
+#if defined(__x86_64__) || defined(__i386__)
+	__builtin_ia32_pause();
+#endif
+}
+
+/* Give the CPU to another runnable thread. */
+static inline void sb_exec_yield(void)
+{
+	if (sb_exec_virtual()) {
+		sb_exec_vt->charge(SB_COST_YIELD, -1);
+		return;
+	}
+	sched_yield();
+}
+
+/* Sleep for ns of (real or simulated) time. */
+void sb_exec_sleep_ns(uint64_t ns);
+
+/* A virtual executor charges cost c; line >= 0 names a contended cache line (a worker's queue,
+ * by worker index): operations on one line from different cores serialise on it and pay a
+ * transfer. Native: nothing (the hardware charges). */
+static inline void sb_exec_charge(enum sb_cost c, int line)
+{
+	if (sb_exec_virtual())
+		sb_exec_vt->charge(c, line);
+}
+
+/* The wake protocol's asymmetric barrier (core/worker.c). register: true when the sleeper's
+ * barrier may be a membarrier (the producers then need only a compiler barrier); a virtual
+ * executor runs one actor at a time, so every access is already ordered and both sides are
+ * free. barrier: the sleeper's side; 0 or -errno. */
+bool sb_exec_membarrier_register(void);
+int sb_exec_membarrier(void);
+
+/* urcu needs each thread that reads the transaction map registered; actors of a virtual
+ * executor share the one OS thread, which the executor registers once. */
+void sb_exec_rcu_register(void);
+void sb_exec_rcu_unregister(void);
+
+/* Install a virtual executor (NULL: native). Only before any runtime exists. */
+void sb_exec_use(const struct sb_exec_ops *vt);
+const char *sb_exec_name(void);
+
+#endif
