@@ -68,8 +68,16 @@ $(B)/release/harness/%.o: harness/%.c $(HDRS) | deps
 	@mkdir -p $(dir $@)
 	$(CC) $(BASE_CFLAGS) -O2 -flto=auto $(HARNESS_DEFS) -c $< -o $@
 
-$(B)/release/schedbed: $(patsubst %.c,$(B)/release/%.o,$(HARNESS_SRC)) $(B)/release/libschedbed.a
-	$(CC) $(BASE_CFLAGS) -O2 -flto=auto $^ $(PKG_LIBS) -o $@
+# The SimGrid executor (core/exec_sim.cpp): C++, linked into the programs only (the library and
+# the unit tests stay C and never start a simulation). Built without sanitizers: it runs
+# actors on its own stacks, which the sanitizers cannot follow; the stress matrix is native.
+SIM_LIBS := -lsimgrid -lstdc++
+$(B)/sim/exec_sim.o: core/exec_sim.cpp core/exec.h | deps
+	@mkdir -p $(dir $@)
+	$(CXX) -std=c++17 -O2 -g -Wall -Wextra -Wno-unused-parameter $(PKG_CFLAGS) -c $< -o $@
+
+$(B)/release/schedbed: $(patsubst %.c,$(B)/release/%.o,$(HARNESS_SRC)) $(B)/release/libschedbed.a $(B)/sim/exec_sim.o
+	$(CC) $(BASE_CFLAGS) -O2 -flto=auto $^ $(PKG_LIBS) $(SIM_LIBS) -o $@
 
 ## schedbed    build the program into build/release/schedbed (then: schedbed --help, schedbed list)
 schedbed: deps $(B)/release/schedbed
@@ -77,8 +85,8 @@ schedbed: deps $(B)/release/schedbed
 # The same program built with each sanitizer, for the stress matrix.
 define sanitized_program
 $(B)/$(1)/harness/%.o: BASE_CFLAGS += $$(HARNESS_DEFS)
-$(B)/$(1)/schedbed: $$(patsubst %.c,$(B)/$(1)/%.o,$$(HARNESS_SRC)) $(B)/$(1)/libschedbed.a
-	$$(CC) $$(BASE_CFLAGS) $(2) $$^ $$(PKG_LIBS) -o $$@
+$(B)/$(1)/schedbed: $$(patsubst %.c,$(B)/$(1)/%.o,$$(HARNESS_SRC)) $(B)/$(1)/libschedbed.a $(B)/sim/exec_sim.o
+	$$(CC) $$(BASE_CFLAGS) $(2) $$^ $$(PKG_LIBS) $(SIM_LIBS) -o $$@
 endef
 $(eval $(call sanitized_program,tsan,-O1 -fsanitize=thread -fno-omit-frame-pointer -Wno-tsan))
 $(eval $(call sanitized_program,asan,-O1 -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined))

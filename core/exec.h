@@ -20,11 +20,22 @@
 #ifndef SB_EXEC_H
 #define SB_EXEC_H
 
+#ifdef __cplusplus
+/* for core/exec_sim.cpp: the same layout under C++'s names */
+#include <atomic>
+#define SB_ATOMIC_U32 std::atomic<uint32_t>
+#define SB_THREAD_LOCAL thread_local
+extern "C" {
+#else
+#include <stdatomic.h>
+#define SB_ATOMIC_U32 _Atomic uint32_t
+#define SB_THREAD_LOCAL _Thread_local
+#endif
+
 #include <limits.h>
 #include <linux/futex.h>
 #include <pthread.h>
 #include <sched.h>
-#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/syscall.h>
@@ -71,18 +82,19 @@ struct sb_exec_ops {
 	const char *name;
 	int (*thread_start)(struct sb_xthread *th, const char *name, void *(*fn)(void *), void *arg);
 	void (*thread_join)(struct sb_xthread *th);
-	void (*park)(_Atomic uint32_t *addr, uint32_t val, uint64_t timeout_ns);
-	void (*unpark)(_Atomic uint32_t *addr, int n);
+	void (*park)(SB_ATOMIC_U32 *addr, uint32_t val, uint64_t timeout_ns);
+	void (*unpark)(SB_ATOMIC_U32 *addr, int n);
 	uint64_t (*now)(void);
 	void (*work)(uint64_t ns);
 	void (*sleep)(uint64_t ns);
-	void (*charge)(enum sb_cost c, int line);
+	void (*charge)(enum sb_cost c, int line, int self);
+	void (*topology)(unsigned nworkers, const unsigned *socket);
 	struct sb_tls *(*tls)(void);
 };
 
 /* NULL: native. Written once by sb_exec_use before any thread starts; read-only afterwards. */
 extern const struct sb_exec_ops *sb_exec_vt;
-extern _Thread_local struct sb_tls sb_tls_native;
+extern SB_THREAD_LOCAL struct sb_tls sb_tls_native;
 
 static inline bool sb_exec_virtual(void)
 {
@@ -105,7 +117,7 @@ void sb_exec_thread_join(struct sb_xthread *th);
 
 /* Park while *addr == val, at most timeout_ns (0 = no limit). Callers re-check their condition
  * after every return: spurious wake-ups and timeouts are normal. The word never carries data. */
-static inline void sb_exec_park(_Atomic uint32_t *addr, uint32_t val, uint64_t timeout_ns)
+static inline void sb_exec_park(SB_ATOMIC_U32 *addr, uint32_t val, uint64_t timeout_ns)
 {
 	if (sb_exec_virtual()) {
 		sb_exec_vt->park(addr, val, timeout_ns);
@@ -117,7 +129,7 @@ static inline void sb_exec_park(_Atomic uint32_t *addr, uint32_t val, uint64_t t
 }
 
 /* Unpark up to n threads parked on addr. */
-static inline void sb_exec_unpark(_Atomic uint32_t *addr, int n)
+static inline void sb_exec_unpark(SB_ATOMIC_U32 *addr, int n)
 {
 	if (sb_exec_virtual()) {
 		sb_exec_vt->unpark(addr, n);
@@ -131,7 +143,7 @@ static inline void sb_exec_unpark(_Atomic uint32_t *addr, int n)
 static inline void sb_cpu_relax(void)
 {
 	if (sb_exec_virtual()) {
-		sb_exec_vt->charge(SB_COST_RELAX, -1);
+		sb_exec_vt->charge(SB_COST_RELAX, -1, -1);
 		return;
 	}
 #if defined(__x86_64__) || defined(__i386__)
@@ -143,7 +155,7 @@ static inline void sb_cpu_relax(void)
 static inline void sb_exec_yield(void)
 {
 	if (sb_exec_virtual()) {
-		sb_exec_vt->charge(SB_COST_YIELD, -1);
+		sb_exec_vt->charge(SB_COST_YIELD, -1, -1);
 		return;
 	}
 	sched_yield();
@@ -152,13 +164,21 @@ static inline void sb_exec_yield(void)
 /* Sleep for ns of (real or simulated) time. */
 void sb_exec_sleep_ns(uint64_t ns);
 
-/* A virtual executor charges cost c; line >= 0 names a contended cache line (a worker's queue,
- * by worker index): operations on one line from different cores serialise on it and pay a
- * transfer. Native: nothing (the hardware charges). */
-static inline void sb_exec_charge(enum sb_cost c, int line)
+/* A virtual executor charges cost c to the caller (worker `self`, or -1). line >= 0 names a
+ * contended cache line (a worker's queue by worker index; nworkers for a shared queue):
+ * operations on one line serialise on it, and one from another core than the line's last user
+ * pays a transfer, dearer across sockets. Native: nothing (the hardware charges). */
+static inline void sb_exec_charge(enum sb_cost c, int line, int self)
 {
 	if (sb_exec_virtual())
-		sb_exec_vt->charge(c, line);
+		sb_exec_vt->charge(c, line, self);
+}
+
+/* Tell a virtual executor the socket of each worker (for line transfers). */
+static inline void sb_exec_topology(unsigned nworkers, const unsigned *socket)
+{
+	if (sb_exec_virtual())
+		sb_exec_vt->topology(nworkers, socket);
 }
 
 /* The wake protocol's asymmetric barrier (core/worker.c). register: true when the sleeper's
@@ -177,4 +197,20 @@ void sb_exec_rcu_unregister(void);
 void sb_exec_use(const struct sb_exec_ops *vt);
 const char *sb_exec_name(void);
 
+/* ---- the SimGrid executor (core/exec_sim.cpp, linked into programs that offer it) ---- */
+
+/* Run body(arg) as the first actor of a simulation whose costs come from costs_path (see
+ * sim/costs.txt for the format); every thread it starts is an actor on the virtual clock.
+ * Returns body's result, or -EINVAL with err set when the cost file is unusable. */
+int sb_sim_run(const char *costs_path, int (*body)(void *), void *arg, char *err, size_t errlen);
+/* After sb_sim_run: the platform and the cost table it used, for meta.json. */
+const char *sb_sim_platform(void);
+double sb_sim_cost(enum sb_cost c);
+/* Simulated CPU time so far: every ns actors spent working, charged or spinning. */
+uint64_t sb_sim_cpu_ns(void);
+const char *sb_sim_costs_version(void);
+
+#ifdef __cplusplus
+}
+#endif
 #endif

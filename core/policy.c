@@ -93,6 +93,8 @@ SB_HOT_INLINE int sb_policy_submit(struct sb_thread *tc, struct sb_task *t)
 	chaos(rt);
 	int where = rt->ops->submit(rt->pstate, tc, t);
 	chaos(rt);
+	/* a virtual executor's price: the target worker's queue line, or the shared one */
+	sb_exec_charge(SB_COST_PUSH, where >= 0 ? where : where == SB_TO_ANY ? (int)rt->n : -1, tc->worker);
 	if (__builtin_expect(where >= (int)rt->n, 0)) {
 		sb_fail(rt, "policy %s placed task %llu of job %llu on worker %d; valid workers are 0..%u",
 			rt->ops->name, (unsigned long long)t->seq, (unsigned long long)t->job->id, where, rt->n - 1);
@@ -104,7 +106,9 @@ SB_HOT_INLINE int sb_policy_submit(struct sb_thread *tc, struct sb_task *t)
 SB_HOT_INLINE struct sb_task *sb_policy_pop(struct sb_rt *rt, unsigned self)
 {
 	chaos(rt);
-	return checked(rt, rt->ops->pop(rt->pstate, self), self, "pop");
+	struct sb_task *t = rt->ops->pop(rt->pstate, self);
+	sb_exec_charge(t ? SB_COST_POP : SB_COST_POP_EMPTY, (int)self, (int)self);
+	return checked(rt, t, self, "pop");
 }
 
 bool sb_policy_can_steal(const struct sb_rt *rt)
@@ -115,7 +119,10 @@ bool sb_policy_can_steal(const struct sb_rt *rt)
 struct sb_task *sb_policy_steal(struct sb_rt *rt, unsigned self)
 {
 	chaos(rt);
-	return checked(rt, rt->ops->steal(rt->pstate, self), self, "steal");
+	struct sb_task *t = rt->ops->steal(rt->pstate, self);
+	/* the victim is the policy's choice, unknown here: the line transfer is in the cost */
+	sb_exec_charge(t ? SB_COST_STEAL : SB_COST_STEAL_EMPTY, -1, (int)self);
+	return checked(rt, t, self, "steal");
 }
 
 struct sb_task *sb_policy_idle(struct sb_rt *rt, unsigned self, struct sb_idle *out)

@@ -394,6 +394,7 @@ static inline void run_here(struct sb_worker *w, struct sb_task *t, bool stolen,
 {
 	if (__builtin_expect(!w->tc.busy || *after_suspend || w->searching, 0))
 		became_busy(w, after_suspend);
+	sb_exec_charge(SB_COST_TASK, -1, (int)w->idx);
 	sb_run(&w->tc, t, stolen);
 }
 
@@ -524,7 +525,7 @@ static void *worker_main(void *arg)
 	struct sb_thread *tc = &w->tc;
 	sb_self = tc;
 	sb_exec_rcu_register();
-	if (rt->cfg.core_affinity && w->core >= 0) {
+	if (rt->cfg.core_affinity && w->core >= 0 && !sb_exec_virtual()) {
 		hwloc_obj_t pu = hwloc_get_obj_by_type(rt->topo, HWLOC_OBJ_PU, (unsigned)w->core);
 		if (pu)
 			hwloc_set_cpubind(rt->topo, pu->cpuset, HWLOC_CPUBIND_THREAD);
@@ -587,6 +588,25 @@ static void *worker_main(void *arg)
 
 /* ---- topology ---- */
 
+/* A virtual executor prices cache-line transfers by socket: each worker's package. */
+static int exec_topology(struct sb_rt *rt)
+{
+	if (!sb_exec_virtual())
+		return 0;
+	unsigned *socket = calloc(rt->n, sizeof *socket);
+	if (!socket)
+		return -ENOMEM;
+	for (unsigned i = 0; i < rt->n; i++) {
+		hwloc_obj_t pu = hwloc_get_obj_by_type(rt->topo, HWLOC_OBJ_PU, (unsigned)rt->w[i].core);
+		hwloc_obj_t pkg = pu ? hwloc_get_ancestor_obj_by_type(rt->topo, HWLOC_OBJ_PACKAGE, pu) : NULL;
+		socket[i] = pkg ? pkg->logical_index : 0;
+	}
+	sb_exec_topology(rt->n, socket);
+	free(socket);
+	return 0;
+}
+
+
 static int topology_init(struct sb_rt *rt, char *err, size_t errlen)
 {
 	hwloc_topology_t topo;
@@ -629,6 +649,10 @@ static int topology_init(struct sb_rt *rt, char *err, size_t errlen)
 			}
 			rt->dist[a * rt->n + b] = d;
 		}
+	}
+	if (exec_topology(rt) != 0) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
 	}
 	return 0;
 }

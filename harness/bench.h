@@ -48,6 +48,8 @@ struct bench_opts {
 	bool duration_set, warmup_set, jobs_set;
 	const char *out;          /* --out, or NULL for results/<run-id> */
 	bool quiet;
+	const char *executor;     /* "native" or "sim" */
+	const char *sim_costs;    /* --sim-costs: the simulator's cost file */
 	int argc;
 	char **argv;              /* the whole command line, for meta.json */
 };

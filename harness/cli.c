@@ -16,6 +16,10 @@
 #include "../policies/registry.h"
 #include "bench.h"
 
+#ifndef SB_SRCDIR
+#define SB_SRCDIR "."
+#endif
+
 #define P struct bench_params
 const struct sb_param bench_param_table[] = {
 	SB_PARAM_DOUBLE(P, duration, 10, 0.001, 86400, "seconds of measurement in a timed run (after warm-up)"),
@@ -57,6 +61,9 @@ void bench_usage_run(FILE *f)
 	      "      --trace-limit N    most events kept in trace.json (default 1000000)\n"
 	      "      --check            verify scheduling invariants while running\n"
 	      "      --chaos SEED       inject random yields and delays at every policy call (core chaos)\n"
+	      "      --executor E       native (threads on this machine) or sim (SimGrid: virtual time,\n"
+	      "                         any number of workers; deterministic)\n"
+	      "      --sim-costs FILE   the simulator's cost table (default: sim/costs.txt)\n"
 	      "  -q, --quiet            no progress lines\n"
 	      "  -h, --help             this text\n"
 	      "\n"
@@ -64,7 +71,7 @@ void bench_usage_run(FILE *f)
 	      f);
 }
 
-enum { O_WARMUP = 256, O_SEED, O_TRACE, O_TRACE_LIMIT, O_CHECK, O_CHAOS };
+enum { O_WARMUP = 256, O_SEED, O_TRACE, O_TRACE_LIMIT, O_CHECK, O_CHAOS, O_EXECUTOR, O_SIM_COSTS };
 
 static const struct option run_options[] = {
 	{ "policy", required_argument, NULL, 'p' },
@@ -80,6 +87,8 @@ static const struct option run_options[] = {
 	{ "trace-limit", required_argument, NULL, O_TRACE_LIMIT },
 	{ "check", no_argument, NULL, O_CHECK },
 	{ "chaos", required_argument, NULL, O_CHAOS },
+	{ "executor", required_argument, NULL, O_EXECUTOR },
+	{ "sim-costs", required_argument, NULL, O_SIM_COSTS },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
@@ -257,6 +266,8 @@ static void *param_block(const struct sb_param *tbl, size_t size)
 int bench_parse_run(int argc, char **argv, struct bench_opts *o)
 {
 	memset(o, 0, sizeof *o);
+	o->executor = "native";
+	o->sim_costs = SB_SRCDIR "/sim/costs.txt";
 	sb_config_default(&o->core);
 	sb_param_defaults(bench_param_table, &o->p);
 	const char *policy = NULL, *workload = NULL;
@@ -297,6 +308,14 @@ int bench_parse_run(int argc, char **argv, struct bench_opts *o)
 			break;
 		case 's': set[nset++] = (struct setting){ T_SET, "--set", NULL, optarg }; break;
 		case 'o': o->out = optarg; break;
+		case O_EXECUTOR:
+			if (strcmp(optarg, "native") != 0 && strcmp(optarg, "sim") != 0) {
+				bench_error("--executor %s: unknown executor; valid executors are: native, sim", optarg);
+				goto out;
+			}
+			o->executor = optarg;
+			break;
+		case O_SIM_COSTS: o->sim_costs = optarg; break;
 		case 'q': o->quiet = true; break;
 		case 'h':
 			bench_usage_run(stdout);

@@ -100,6 +100,12 @@ static int cmd_list(int argc, char **argv)
 	return BENCH_EXIT_OK;
 }
 
+/* A run under the simulator: the whole run is its first actor. */
+static int run_body(void *arg)
+{
+	return bench_run(arg);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 2) {
@@ -120,7 +126,16 @@ int main(int argc, char **argv)
 			return rc < 0 ? BENCH_EXIT_OK : rc;
 		o.argc = argc;
 		o.argv = argv;
-		rc = bench_run(&o);
+		if (strcmp(o.executor, "sim") == 0) {
+			char err[512];
+			rc = sb_sim_run(o.sim_costs, run_body, &o, err, sizeof err);
+			if (rc < 0) {
+				bench_error("%s", err);
+				rc = BENCH_EXIT_USAGE;
+			}
+		} else {
+			rc = bench_run(&o);
+		}
 		bench_opts_free(&o);
 		return rc;
 	}

@@ -193,6 +193,18 @@ void bench_write_meta(FILE *f, const struct bench_opts *o, struct bench_result *
 	bench_json_kn(f, ",\n  \"jobs\": ", o->p.jobs ? (double)o->p.jobs : NAN);
 	fputs(",\n  \"run\": {\n", f);
 	sb_param_json(bench_param_table, &o->p, f, "    ");
-	bench_json_kv(f, "  },\n  \"failure\": ", r->failure);
+	bench_json_kv(f, "  },\n  \"executor\": {\n    \"name\": ", o->executor);
+	if (strcmp(o->executor, "sim") == 0) {
+		bench_json_kv(f, ",\n    \"platform\": ", sb_sim_platform());
+		bench_json_kv(f, ",\n    \"costs_file\": ", o->sim_costs);
+		bench_json_kv(f, ",\n    \"costs_version\": ", sb_sim_costs_version());
+		fputs(",\n    \"costs_ns\": {", f);
+		for (int c = 0; c < SB_NR_COSTS; c++) {
+			fprintf(f, "%s\"%s\": ", c ? ", " : " ", sb_cost_names[c]);
+			bench_json_num(f, sb_sim_cost((enum sb_cost)c));
+		}
+		fputs(" }", f);
+	}
+	bench_json_kv(f, "\n  },\n  \"failure\": ", r->failure);
 	fputs("\n}\n", f);
 }

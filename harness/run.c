@@ -42,6 +42,9 @@ static void counters_now(const struct sb_rt *rt, uint64_t out[SB_NR_COUNTERS])
 
 static struct bench_cpu cpu_now(void)
 {
+	/* simulated: the actors' CPU time, and no resident set (the simulator's is no result) */
+	if (sb_exec_virtual())
+		return (struct bench_cpu){ .user_s = (double)sb_sim_cpu_ns() / 1e9 };
 	struct rusage ru;
 	getrusage(RUSAGE_SELF, &ru);
 	return (struct bench_cpu){ .user_s = (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6,

@@ -1,0 +1,329 @@
+/*
+ * exec_sim.cpp - the virtual-time executor: core/exec.h's primitives on SimGrid (S4U).
+ *
+ * Every thread the core or a workload starts is an actor; actors run one at a time on the
+ * one OS thread, each until it blocks or spends simulated time, so a run is deterministic: the
+ * same seed gives the same interleaving and the same result files. The simulated clock counts
+ * nanoseconds (one simulated "second" of SimGrid is one ns here: whole-ns arithmetic stays
+ * exact in a double up to about 100 simulated days).
+ *
+ * The platform is one host with as many cores as actors, so every actor has a core of its own
+ * (work is a delay of its length, as on an idle machine); sockets come from the runtime's
+ * hwloc topology (sb_exec_topology) and only price cache-line transfers.
+ *
+ * What the simulation cannot show by itself, it charges (sb_exec_charge, from the cost file):
+ * policy calls, the core's per-task overhead, wake-ups and parks, spin iterations and yields
+ * (so a spin-wait moves the clock and lets the awaited actor run), and contention: an
+ * operation on a worker's queue line serialises behind the previous one on that line and pays
+ * a transfer when its last user was another core. Memory-order bugs cannot show at all: every
+ * access is sequentially consistent here (native runs and the sanitizers remain the truth).
+ *
+ * The traps: parking is a per-actor semaphore in a per-address wait queue (futex semantics,
+ * with timeouts), never a condition variable (sg_cond_wait_for takes its mutex itself);
+ * per-thread state (sb_self, a workload's slot) lives in the actor's data, since _Thread_local
+ * is shared by every actor of the OS thread; urcu is registered once for that OS thread.
+ */
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <deque>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include <simgrid/s4u.hpp>
+#include <simgrid/version.h>
+#include <urcu/urcu-memb.h>
+
+#include "exec.h"
+
+namespace sg4 = simgrid::s4u;
+
+namespace {
+
+struct actor_state {
+	struct sb_tls tls = {};
+	sg4::SemaphorePtr sem = sg4::Semaphore::create(0); /* parking */
+	sg4::ActorPtr actor;
+	double debt = 0; /* charged but not yet slept (see spend) */
+};
+
+struct line_state {
+	double free_at = 0; /* simulated ns when the last operation on it ends */
+	int owner = -1;     /* worker that used it last */
+};
+
+struct sim_state {
+	double cost[SB_NR_COSTS] = {};
+	std::string version = "unknown";
+	std::string platform;
+	std::unordered_map<const void *, std::deque<actor_state *>> waiters;
+	std::vector<line_state> lines;
+	std::vector<unsigned> socket;
+	sg4::Host *host = nullptr;
+	double busy = 0; /* simulated CPU time: every ns spent, none slept or parked */
+};
+
+sim_state S;
+
+actor_state *me()
+{
+	return sg4::Actor::self()->get_data<actor_state>();
+}
+
+/* Costs are owed, then paid with the next piece of work or wait in one sleep: a simcall per
+ * task rather than one per charge, which is what lets a million tasks simulate in seconds.
+ * An actor's operations then happen at the start of the stretch they pay for; its own clock
+ * (now) includes what it owes, and spin iterations pay at once, so no loop can run without
+ * letting the clock move. */
+void spend(actor_state *a, double ns)
+{
+	double d = a->debt + ns;
+	a->debt = 0;
+	if (d > 0) {
+		S.busy += d;
+		sg4::this_actor::sleep_for(d);
+	}
+}
+
+int thread_start(struct sb_xthread *th, const char *name, void *(*fn)(void *), void *arg)
+{
+	auto *a = new actor_state;
+	th->vt = a;
+	/* creating is a simcall: the new actor may run before it returns, so it sets its own data */
+	a->actor = sg4::Actor::create(name, S.host, [a, fn, arg] {
+		sg4::Actor::self()->set_data(a);
+		fn(arg);
+	});
+	return 0;
+}
+
+void thread_join(struct sb_xthread *th)
+{
+	auto *a = static_cast<actor_state *>(th->vt);
+	a->actor->join();
+	delete a;
+	th->vt = nullptr;
+}
+
+void drop_waiter(std::deque<actor_state *> &q, actor_state *a)
+{
+	for (auto it = q.begin(); it != q.end(); ++it)
+		if (*it == a) {
+			q.erase(it);
+			return;
+		}
+}
+
+void park(SB_ATOMIC_U32 *addr, uint32_t val, uint64_t timeout_ns)
+{
+	/* no other actor runs between this check and the enqueue: the futex's atomicity */
+	actor_state *a = me();
+	spend(a, 0);
+	if (addr->load(std::memory_order_relaxed) != val)
+		return;
+	S.waiters[addr].push_back(a);
+	bool timed_out = false;
+	if (timeout_ns)
+		timed_out = a->sem->acquire_timeout((double)timeout_ns);
+	else
+		a->sem->acquire();
+	auto it = S.waiters.find(addr);
+	bool queued = false;
+	if (it != S.waiters.end()) {
+		for (actor_state *w : it->second)
+			queued |= w == a;
+		drop_waiter(it->second, a);
+		if (it->second.empty())
+			S.waiters.erase(it);
+	}
+	/* timed out, but an unpark took us off the queue meanwhile: its release is ours to eat */
+	if (timed_out && !queued)
+		a->sem->acquire();
+	a->debt += S.cost[SB_COST_PARK];
+}
+
+void unpark(SB_ATOMIC_U32 *addr, int n)
+{
+	/* take them off the queue first: a release is a simcall, and the woken may run inside it */
+	std::vector<actor_state *> woken;
+	auto it = S.waiters.find(addr);
+	if (it != S.waiters.end()) {
+		for (; n > 0 && !it->second.empty(); n--) {
+			woken.push_back(it->second.front());
+			it->second.pop_front();
+		}
+		if (it->second.empty())
+			S.waiters.erase(it);
+	}
+	for (actor_state *a : woken)
+		a->sem->release();
+	if (!woken.empty())
+		me()->debt += S.cost[SB_COST_WAKE];
+}
+
+void charge(enum sb_cost c, int line, int self)
+{
+	actor_state *a = me();
+	double cost = S.cost[c];
+	if (line >= 0 && (size_t)line < S.lines.size()) {
+		line_state &l = S.lines[(size_t)line];
+		if (l.owner != self && l.owner >= 0 && self >= 0) {
+			bool remote = (size_t)self < S.socket.size() && (size_t)l.owner < S.socket.size() &&
+				      S.socket[(size_t)self] != S.socket[(size_t)l.owner];
+			cost += S.cost[remote ? SB_COST_LINE_REMOTE : SB_COST_LINE];
+		}
+		/* serialised behind the line's previous operation */
+		double t = sg4::Engine::get_clock() + a->debt;
+		double start = l.free_at > t ? l.free_at : t;
+		l.free_at = start + cost;
+		l.owner = self;
+		cost = l.free_at - t;
+	}
+	if (c == SB_COST_RELAX || c == SB_COST_YIELD)
+		spend(a, cost);
+	else
+		a->debt += cost;
+}
+
+void topology(unsigned n, const unsigned *socket)
+{
+	S.socket.assign(socket, socket + n);
+	S.lines.assign((size_t)n + 1, line_state{}); /* one per worker queue, one shared */
+	unsigned nsock = 0;
+	for (unsigned i = 0; i < n; i++)
+		nsock = socket[i] + 1 > nsock ? socket[i] + 1 : nsock;
+	char buf[256];
+	snprintf(buf, sizeof buf, "SimGrid %d.%d: one host, a core per actor, %u workers on %u socket%s", SIMGRID_VERSION_MAJOR,
+		 SIMGRID_VERSION_MINOR, n, nsock, nsock == 1 ? "" : "s");
+	S.platform = buf;
+}
+
+uint64_t now(void)
+{
+	return (uint64_t)std::llround(sg4::Engine::get_clock() + me()->debt);
+}
+
+void work(uint64_t ns)
+{
+	spend(me(), (double)ns);
+}
+
+void sleep(uint64_t ns)
+{
+	spend(me(), 0);
+	if (ns)
+		sg4::this_actor::sleep_for((double)ns);
+}
+
+struct sb_tls *tls(void)
+{
+	return &me()->tls;
+}
+
+const struct sb_exec_ops sim_ops = {
+	"sim", thread_start, thread_join, park, unpark, now, work, sleep, charge, topology, tls,
+};
+
+/* The cost file: "# comment", "version V", and one "name ns" line per cost (sb_cost_names). */
+int load_costs(const char *path, char *err, size_t errlen)
+{
+	FILE *f = fopen(path, "r");
+	if (!f) {
+		snprintf(err, errlen, "cannot read the cost file %s: %s", path, strerror(errno));
+		return -EINVAL;
+	}
+	bool seen[SB_NR_COSTS] = {};
+	char line[256];
+	int lineno = 0, rc = 0;
+	while (rc == 0 && fgets(line, sizeof line, f)) {
+		lineno++;
+		char key[64], val[128];
+		if (line[0] == '#' || sscanf(line, "%63s %127s", key, val) != 2)
+			continue;
+		if (!strcmp(key, "version")) {
+			S.version = val;
+			continue;
+		}
+		int k = -1;
+		for (int c = 0; c < SB_NR_COSTS; c++)
+			if (!strcmp(key, sb_cost_names[c]))
+				k = c;
+		char *end;
+		double v = strtod(val, &end);
+		if (k < 0 || *end || !(v >= 0)) {
+			snprintf(err, errlen, "%s:%d: expected 'NAME NS' with NAME one of the costs (push, pop, ...) "
+				 "and NS >= 0", path, lineno);
+			rc = -EINVAL;
+			break;
+		}
+		S.cost[k] = v;
+		seen[k] = true;
+	}
+	fclose(f);
+	for (int c = 0; rc == 0 && c < SB_NR_COSTS; c++)
+		if (!seen[c]) {
+			snprintf(err, errlen, "%s: cost '%s' is missing", path, sb_cost_names[c]);
+			rc = -EINVAL;
+		}
+	/* a spin iteration or a yield that takes no time would never let the clock move */
+	if (rc == 0 && (S.cost[SB_COST_RELAX] <= 0 || S.cost[SB_COST_YIELD] <= 0)) {
+		snprintf(err, errlen, "%s: relax and yield must cost more than 0 ns", path);
+		rc = -EINVAL;
+	}
+	return rc;
+}
+
+} // namespace
+
+extern "C" int sb_sim_run(const char *costs_path, int (*body)(void *), void *arg, char *err, size_t errlen)
+{
+	int rc = load_costs(costs_path, err, errlen);
+	if (rc)
+		return rc;
+	static char prog[] = "schedbed", quiet[] = "--log=root.thresh:warning";
+	char *argv[] = { prog, quiet, nullptr };
+	int argc = 2;
+	sg4::Engine e(&argc, argv);
+	/* one host, cores enough for any number of actors (work never competes for a core) */
+	auto *zone = sg4::create_full_zone("machine");
+	S.host = zone->create_host("cpu", 1.0);
+	S.host->set_core_count(4096);
+	zone->seal();
+	S.platform = "SimGrid: one host, a core per actor";
+	/* the actors share this OS thread: urcu sees one reader, registered once */
+	urcu_memb_register_thread();
+	auto *first = new actor_state;
+	first->actor = sg4::Actor::create("main", S.host, [&rc, first, body, arg] {
+		sg4::Actor::self()->set_data(first);
+		sb_exec_use(&sim_ops);
+		rc = body(arg);
+	});
+	e.run();
+	sb_exec_use(nullptr);
+	urcu_memb_unregister_thread();
+	first->actor = nullptr;
+	delete first;
+	return rc;
+}
+
+extern "C" const char *sb_sim_platform(void)
+{
+	return S.platform.c_str();
+}
+
+extern "C" uint64_t sb_sim_cpu_ns(void)
+{
+	return (uint64_t)std::llround(S.busy);
+}
+
+extern "C" double sb_sim_cost(enum sb_cost c)
+{
+	return S.cost[c];
+}
+
+extern "C" const char *sb_sim_costs_version(void)
+{
+	return S.version.c_str();
+}
