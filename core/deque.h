@@ -82,7 +82,7 @@ int sb_deque_grow(struct sb_deque *d);
 
 /* Owner: move the split up over the older half of the private part (at least one task).
  * Returns true: the caller must tell the core that work became available. */
-static inline bool sb_deque_publish(struct sb_deque *d)
+static __attribute__((noinline, cold)) bool sb_deque_publish(struct sb_deque *d)
 {
 	uint32_t h = atomic_load_explicit(&d->head, memory_order_relaxed);
 	uint32_t s = d->osplit;
@@ -106,7 +106,7 @@ static inline bool sb_deque_publish(struct sb_deque *d)
 
 /* Owner. `eager`: publish now (some worker is idle). Returns 1 when tasks were published (the
  * caller tells the core), 0 when not, -ENOMEM when the array could not grow (t not queued). */
-static inline int sb_deque_push(struct sb_deque *d, struct sb_task *t, bool eager)
+static inline __attribute__((always_inline)) int sb_deque_push(struct sb_deque *d, struct sb_task *t, bool eager)
 {
 	uint32_t h = atomic_load_explicit(&d->head, memory_order_relaxed);
 	struct sb_deque_buf *b = d->obuf;
@@ -131,7 +131,7 @@ static inline int sb_deque_push(struct sb_deque *d, struct sb_task *t, bool eage
 
 /* Owner, cold: the private part is empty; take back the newer half of the shared part (at least
  * one task) and return the newest, or NULL when thieves took everything. */
-static inline struct sb_task *sb_deque_pop_shared(struct sb_deque *d)
+static __attribute__((noinline, cold)) struct sb_task *sb_deque_pop_shared(struct sb_deque *d)
 {
 	/* acquire: pairs with the thieves' CAS, as in sb_deque_push */
 	uint64_t old = atomic_load_explicit(&d->ts, memory_order_acquire);
@@ -156,7 +156,7 @@ static inline struct sb_task *sb_deque_pop_shared(struct sb_deque *d)
 
 /* Owner: the newest task (LIFO), or NULL. *published is set when the pop served a thief's
  * request by publishing (the caller tells the core that work became available). */
-static inline struct sb_task *sb_deque_pop(struct sb_deque *d, bool *published)
+static inline __attribute__((always_inline)) struct sb_task *sb_deque_pop(struct sb_deque *d, bool *published)
 {
 	uint32_t h = atomic_load_explicit(&d->head, memory_order_relaxed);
 	if (__builtin_expect(h == d->osplit, 0))

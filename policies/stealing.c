@@ -205,7 +205,7 @@ static __attribute__((noinline, cold)) void no_room(struct ws *ws, unsigned w)
 
 /* The owner's own spawn into its deque. Publication is the core's business to announce: the
  * caller returns w == self, and the core tells idle workers that work became available. */
-static inline void own_push(struct ws *ws, struct ws_worker *q, unsigned w, struct sb_task *t)
+static inline __attribute__((always_inline)) void own_push(struct ws *ws, struct ws_worker *q, unsigned w, struct sb_task *t)
 {
 	if (__builtin_expect(sb_deque_push(&q->dq, t, sb_nidle(ws->rt) != 0) < 0, 0))
 		no_room(ws, w);
@@ -237,7 +237,7 @@ static inline int place_on(struct ws *ws, unsigned w, struct sb_thread *caller, 
 	return push_impl(ws, w, caller, t);
 }
 
-static inline int submit_impl(struct ws *ws, struct sb_thread *caller, struct sb_task *t)
+static inline __attribute__((always_inline)) int submit_impl(struct ws *ws, struct sb_thread *caller, struct sb_task *t)
 {
 	int self = sb_thread_worker(caller);
 	/* the common case first: a plain task spawned on a worker stays on that worker. This

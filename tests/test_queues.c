@@ -4,12 +4,12 @@
  * to its spawner for want of room, and queue memory stays bounded.
  *
  * The tasks here are bare struct sb_task values used as tokens: the queues only store pointers.
- * Concurrent tests check that every token is taken exactly once (a hit count per token), that
- * nothing is lost, and for sb_fifo that each consumer sees each producer's tokens in order.
+ * The concurrent drivers (queue_stress.h, shared with the sanitizer stress binary) check that
+ * every token is taken exactly once, that nothing is lost, and for sb_fifo that each consumer
+ * sees each producer's tokens in order.
  */
-#include <pthread.h>
-
 #include "common.h"
+#include "queue_stress.h"
 
 static void rcu_on(void) { urcu_memb_register_thread(); }
 static void rcu_off(void) { urcu_memb_unregister_thread(); }
@@ -83,74 +83,14 @@ Test(queues, deque_split_request_and_take_back)
 
 /* ---- sb_deque: owner against thieves ---- */
 
-#define DQ_N 2000000
-static _Atomic unsigned char dq_hits[DQ_N];
-static _Atomic int dq_done;
-
-struct dq_thief {
-	struct sb_deque *d;
-	uint64_t taken;
-};
-
-static void *dq_thief_main(void *arg)
-{
-	struct dq_thief *th = arg;
-	while (!atomic_load(&dq_done)) {
-		struct sb_task *t = sb_deque_take(th->d);
-		if (t) {
-			atomic_fetch_add(&dq_hits[t->u[0]], 1);
-			th->taken++;
-		} else {
-			sched_yield();
-		}
-	}
-	return NULL;
-}
-
 /* The owner pushes bursts (growing the array from 16 slots as it goes) and pops, publishing
  * eagerly now and then; two thieves steal all along. Every task is taken exactly once. */
 Test(queues, deque_owner_against_thieves, .timeout = 120)
 {
-	struct sb_task *tk = tokens_new(DQ_N);
-	struct sb_deque d;
-	cr_assert_eq(sb_deque_init(&d, 4), 0);
-	atomic_store(&dq_done, 0);
-	struct dq_thief th[2] = { { &d, 0 }, { &d, 0 } };
-	pthread_t tid[2];
-	for (int i = 0; i < 2; i++)
-		pthread_create(&tid[i], NULL, dq_thief_main, &th[i]);
-	uint64_t own = 0, x = 88172645463325252ull;
-	size_t next = 0;
-	bool pub = false;
-	while (next < DQ_N) {
-		x ^= x << 13, x ^= x >> 7, x ^= x << 17;
-		size_t burst = 1 + x % 3000;
-		for (size_t k = 0; k < burst && next < DQ_N; k++)
-			sb_deque_push(&d, &tk[next++], (x >> 20) % 64 == 0);
-		size_t pops = x >> 40 & 1 ? burst : burst / 2;
-		for (size_t k = 0; k < pops; k++) {
-			struct sb_task *t = sb_deque_pop(&d, &pub);
-			if (!t)
-				break;
-			atomic_fetch_add(&dq_hits[t->u[0]], 1);
-			own++;
-		}
-	}
-	struct sb_task *t;
-	while ((t = sb_deque_pop(&d, &pub))) {
-		atomic_fetch_add(&dq_hits[t->u[0]], 1);
-		own++;
-	}
-	atomic_store(&dq_done, 1);
-	for (int i = 0; i < 2; i++)
-		pthread_join(tid[i], NULL);
-	for (size_t i = 0; i < DQ_N; i++)
-		cr_assert_eq(atomic_load(&dq_hits[i]), 1, "task %zu taken %u times", i, atomic_load(&dq_hits[i]));
-	cr_assert_eq(own + th[0].taken + th[1].taken, DQ_N);
-	cr_assert_gt(th[0].taken + th[1].taken, 0, "the thieves got some work");
-	cr_assert_gt(d.nr_publish, 0);
-	sb_deque_fini(&d);
-	free(tk);
+	uint64_t stolen = 0;
+	const char *err = qs_deque(2000000, 2, &stolen);
+	cr_assert_null(err, "%s", err);
+	cr_assert_gt(stolen, 0, "the thieves got some work");
 }
 
 /* ---- sb_fifo: sequential ---- */
@@ -212,93 +152,12 @@ Test(queues, fifo_memory_stays_bounded, .timeout = 60)
 
 /* ---- sb_fifo: producers against consumers ---- */
 
-#define FQ_PROD 2
-#define FQ_CONS 2
-#define FQ_PER 1000000
-static _Atomic unsigned char fq_hits[FQ_PROD * FQ_PER];
-static _Atomic int fq_producing;
-
-struct fq_arg {
-	struct sb_fifo *q;
-	struct sb_task *tk;
-	unsigned idx;
-	uint64_t taken;
-	bool order_ok;
-};
-
-static void *fq_producer(void *arg)
-{
-	struct fq_arg *a = arg;
-	rcu_on();
-	for (size_t i = 0; i < FQ_PER; i++)
-		sb_fifo_push(a->q, &a->tk[a->idx * FQ_PER + i]);
-	atomic_fetch_sub(&fq_producing, 1);
-	rcu_off();
-	return NULL;
-}
-
-static void *fq_consumer(void *arg)
-{
-	struct fq_arg *a = arg;
-	int64_t last[FQ_PROD];
-	for (int p = 0; p < FQ_PROD; p++)
-		last[p] = -1;
-	a->order_ok = true;
-	rcu_on();
-	for (;;) {
-		struct sb_task *b[4];
-		unsigned got = a->idx ? sb_fifo_pop_batch(a->q, b, 4) : (b[0] = sb_fifo_pop(a->q)) != NULL;
-		if (!got) {
-			if (!atomic_load(&fq_producing) && !sb_fifo_len(a->q))
-				break;
-			continue;
-		}
-		for (unsigned k = 0; k < got; k++) {
-			uint64_t id = b[k]->u[0];
-			unsigned p = (unsigned)(id / FQ_PER);
-			/* FIFO: one producer's tokens reach any one consumer in push order */
-			if ((int64_t)(id % FQ_PER) <= last[p])
-				a->order_ok = false;
-			last[p] = (int64_t)(id % FQ_PER);
-			atomic_fetch_add(&fq_hits[id], 1);
-			a->taken++;
-		}
-	}
-	rcu_off();
-	return NULL;
-}
-
 Test(queues, fifo_producers_against_consumers, .timeout = 120)
 {
-	struct sb_task *tk = tokens_new(FQ_PROD * FQ_PER);
-	struct sb_fifo q;
 	rcu_on();
-	sb_fifo_init(&q);
-	atomic_store(&fq_producing, FQ_PROD);
-	struct fq_arg pa[FQ_PROD], ca[FQ_CONS];
-	pthread_t pt[FQ_PROD], ct[FQ_CONS];
-	for (unsigned i = 0; i < FQ_CONS; i++) {
-		ca[i] = (struct fq_arg){ .q = &q, .tk = tk, .idx = i };
-		pthread_create(&ct[i], NULL, fq_consumer, &ca[i]);
-	}
-	for (unsigned i = 0; i < FQ_PROD; i++) {
-		pa[i] = (struct fq_arg){ .q = &q, .tk = tk, .idx = i };
-		pthread_create(&pt[i], NULL, fq_producer, &pa[i]);
-	}
-	for (unsigned i = 0; i < FQ_PROD; i++)
-		pthread_join(pt[i], NULL);
-	uint64_t taken = 0;
-	for (unsigned i = 0; i < FQ_CONS; i++) {
-		pthread_join(ct[i], NULL);
-		taken += ca[i].taken;
-		cr_assert(ca[i].order_ok, "consumer %u saw a producer's tokens out of order", i);
-	}
-	for (size_t i = 0; i < FQ_PROD * FQ_PER; i++)
-		cr_assert_eq(atomic_load(&fq_hits[i]), 1, "token %zu taken %u times", i, atomic_load(&fq_hits[i]));
-	cr_assert_eq(taken, FQ_PROD * FQ_PER);
-	sb_fifo_fini(&q);
+	const char *err = qs_fifo(2000000, 2, 2);
+	cr_assert_null(err, "%s", err);
 	rcu_off();
-	free(tk);
 }
 
 /* ---- the runtime: fork-join of millions of tasks ---- */
