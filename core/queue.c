@@ -102,7 +102,8 @@ struct sb_fifo_seg *sb_fifo_seg_new(uint64_t base)
 	pthread_mutex_unlock(&pool_lock);
 	if (!s) {
 		atomic_fetch_add_explicit(&nr_seg_alloc, 1, memory_order_relaxed);
-		s = aligned_alloc(SB_CACHELINE, sizeof *s);
+		/* aligned_alloc wants a size that is a multiple of the alignment */
+		s = aligned_alloc(SB_CACHELINE, (sizeof *s + SB_CACHELINE - 1) / SB_CACHELINE * SB_CACHELINE);
 		if (!s) {
 			fprintf(stderr, "%s:%d: out of memory allocating a queue segment\n", __FILE__, __LINE__);
 			abort();
