@@ -9,8 +9,10 @@
  * pops at the head with plain loads and stores: no locked instruction and no fence. Thieves
  * that find the shared part empty raise `splitreq`; the owner, at its next push or pop, moves
  * the split up and publishes the older half of its private tasks (at least one). When the owner
- * has no private task left it takes back the newer half of the shared part (at least one) with
- * one CAS: the only place where owner and thieves race, for the last shared tasks.
+ * has no private task left it takes back the newer half of the shared part with one CAS, or the
+ * last shared task with a thief's CAS: the only place where owner and thieves race. The tail only
+ * grows, and a slot is reused only after the tail has passed it, so a (tail, split) word that
+ * comes back to an old value never hides a changed slot (no ABA).
  *
  *   op                 who           cost
  *   sb_deque_push      owner         plain stores (+ one CAS when it publishes)
@@ -129,29 +131,44 @@ static inline __attribute__((always_inline)) int sb_deque_push(struct sb_deque *
 	return 0;
 }
 
-/* Owner, cold: the private part is empty; take back the newer half of the shared part (at least
- * one task) and return the newest, or NULL when thieves took everything. */
+/* Owner, cold: the private part is empty; take back the newer half of the shared part and
+ * return the newest, or NULL when thieves took everything. The last shared task is taken as a
+ * thief takes one, by advancing the tail: so a slot is only ever reused after the tail has
+ * passed it, and a thief's CAS that read (tail, split) earlier cannot succeed on a slot that
+ * was emptied and refilled while the word came back to the same value (ABA). */
 static __attribute__((noinline, cold)) struct sb_task *sb_deque_pop_shared(struct sb_deque *d)
 {
 	/* acquire: pairs with the thieves' CAS, as in sb_deque_push */
 	uint64_t old = atomic_load_explicit(&d->ts, memory_order_acquire);
-	uint32_t tl, s = d->osplit, ns;
-	do {
+	uint32_t tl, s = d->osplit;
+	for (;;) {
 		tl = sb_ts_tail(old);
 		if (tl == s) {
 			d->otail = tl;
 			return NULL;
 		}
-		ns = tl + (s - tl) / 2;
-		/* acquire: as above. The CAS fails when a thief advanced the tail meanwhile; with
-		 * one task left, either it or we get it, never both. */
-	} while (!atomic_compare_exchange_weak_explicit(&d->ts, &old, sb_ts(tl, ns), memory_order_acquire,
-							memory_order_acquire));
-	d->osplit = ns;
-	d->otail = tl;
-	uint32_t h = s - 1;
-	atomic_store_explicit(&d->head, h, memory_order_relaxed);
-	return atomic_load_explicit(&d->obuf->slot[h & d->obuf->mask], memory_order_relaxed);
+		struct sb_deque_buf *b = d->obuf;
+		if (s - tl == 1) {
+			struct sb_task *t = atomic_load_explicit(&b->slot[tl & b->mask], memory_order_relaxed);
+			/* acquire: as above. The same CAS as a thief's: exactly one of us gets it */
+			if (atomic_compare_exchange_weak_explicit(&d->ts, &old, sb_ts(tl + 1, s), memory_order_acquire,
+								  memory_order_acquire)) {
+				d->otail = tl + 1;
+				return t;
+			}
+			continue;
+		}
+		uint32_t ns = tl + (s - tl) / 2; /* > tl: slot tl stays shared */
+		/* acquire: as above. Fails when a thief advanced the tail meanwhile */
+		if (atomic_compare_exchange_weak_explicit(&d->ts, &old, sb_ts(tl, ns), memory_order_acquire,
+							  memory_order_acquire)) {
+			d->osplit = ns;
+			d->otail = tl;
+			uint32_t h = s - 1;
+			atomic_store_explicit(&d->head, h, memory_order_relaxed);
+			return atomic_load_explicit(&b->slot[h & b->mask], memory_order_relaxed);
+		}
+	}
 }
 
 /* Owner: the newest task (LIFO), or NULL. *published is set when the pop served a thief's
