@@ -9,14 +9,52 @@
  * passes; busy_worker never suspends. Local work means the worker's own serial queue (what the
  * policy sent SB_TO_CALLER from a task on this worker) and then the policy's pop.
  *
- * Wake protocol (no lost wake-up), a Dekker pair of seq_cst fences:
- *   worker:   nsuspended++; state = SUSPENDED; fence (W); t = pop(); if none: futex_wait(state)
- *   producer: push (release);                   fence (P); if state == SUSPENDED: exchange to
- *                                                          ACTIVE and futex_wake
- * If (P) comes first in the fences' total order the worker's pop sees the task; if (W) comes
- * first the producer sees SUSPENDED. The exchange makes exactly one waker issue the wake, and
- * a futex_wait that starts after it returns at once because the word is no longer SUSPENDED.
- * SB_TO_ANY uses the same pair with nsuspended and a scan. models/idle.pml checks this.
+ * Wake protocol: no lost wake-up and no lost parallelism (the searching-worker rule of Go's
+ * scheduler and Tokio). Two counts on one line: nsuspended (workers announced asleep) and
+ * nsearching (awake workers out of local work: polling, stealing). A worker counts itself as
+ * searching at its first local miss and stops at the first task it finds.
+ *
+ *   producer (sb_publish): push (release); compiler barrier (P);
+ *                          if nsearching == 0 && nsuspended != 0: sb_wake_searcher
+ *   sb_wake_searcher:      CAS nsearching 0 -> 1 (elects one waker, counts the sleeper as
+ *                          searching on its behalf); CAS one worker SUSPENDED -> SEARCH, futex_wake
+ *   sleeper (suspend):     nsuspended++; state = SUSPENDED; if searching: nsearching--;
+ *                          membarrier (W); re-check: pop, steal sweep, idle; if none: futex_wait
+ *   searcher finding work: nsearching--; if it was the last, somebody sleeps and work is
+ *                          queued: sb_wake_searcher (the next one)
+ *
+ * Work becomes available to others through sb_publish: a spawn onto one's own stealable queue,
+ * a yield or resume that lands there, SB_TO_ANY, and policy-internal publication
+ * (sb_work_available: steal-half surplus, a lane handed back). A push onto another worker's
+ * queue wakes that worker if it sleeps (sb_wake_worker, also for sticky tasks, which nobody
+ * else may take) and otherwise applies the same rule, since a thief may take it.
+ *
+ * Why nothing is lost. A producer that sees a searcher leaves the task to it: that searcher
+ * either finds work, or gives up through suspend(), whose re-check after (W) sees every task
+ * pushed before the producer read the searcher's count. A producer that sees nobody searching
+ * and nobody asleep needs nobody: a worker announcing its sleep after that read re-checks after
+ * (W) and sees the task. The waker whose election finds no sleeper to wake (one timed out)
+ * undoes its count and looks again after a full fence, because its count may have made another
+ * producer skip its wake. models/wake.pml checks this with store buffers (README).
+ * One window is accepted: a searcher that finds other work and sees no more queued may miss a
+ * task whose producer read its count just before; that producer is running, and its next
+ * publication sees nobody searching and wakes a sleeper (a delay, never a lost task).
+ *
+ * The asymmetric barrier. (P) and (W) must order each side's stores before its loads (store
+ * buffering is the one reordering x86 does). Instead of a seq_cst fence on every placement, the
+ * sleeper -- which only suspends after worker_try_count empty rounds -- pays
+ * membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED) (~1 us): it runs a full barrier on every CPU
+ * running a thread of this process, so every producer's earlier push is visible to the
+ * re-check, or the producer's later loads see the announcement. A producer that is not running
+ * at that moment is covered too: it was switched out, and a context switch is a full barrier.
+ * So with every worker busy a spawn costs a compiler barrier and two loads of a line nobody
+ * writes: no syscall, no RMW, no store. Registration happens once at creation; if it fails (or
+ * wake_fence=true) producers take a seq_cst fence instead and the sleeper a seq_cst fence (one
+ * predictable branch on rt->light_producer); policy stats say which (wake_membarrier).
+ *
+ * The futex word: a waker's CAS SUSPENDED -> ACTIVE / SEARCH makes exactly one waker issue the
+ * wake, and a futex_wait that starts after it returns at once because the word is no longer
+ * SUSPENDED. busy_worker never suspends, so nobody sleeps and producers wake nobody.
  */
 #include <errno.h>
 #include <hwloc.h>

@@ -31,9 +31,10 @@
  * Invariants: a queued task is in exactly one place, one queue or one worker's buffer, and is
  * handed out once; each queue is FIFO in claim order (with a single consumer that is submission
  * order per producer); every buffered task is counted in queued(worker).
- * Limits: buffers are never stolen from, so with stall_limit set a buffer stuck behind a task that runs longer
- * than the limit while others idle is reported as a stall (it is one); DuckDB's dynamic thread
- * count and its idle allocator flushes are not modelled.
+ * Limits: buffers are never stolen from, so with stall_limit set a buffer stuck behind a task
+ * that runs longer than the limit while others idle is reported as a stall (it is one); DuckDB's
+ * dynamic thread count and its idle allocator flushes are not modelled. The queues are unbounded,
+ * as DuckDB's are: no task is ever refused.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -156,8 +157,8 @@ static struct sb_fifo *token_queue(struct global *g, struct sb_thread *caller)
 	 * Make the consumers' scan cover q[id + 1]. Relaxed: a consumer that reads an old span
 	 * only skips this queue for one scan. The case that matters, a worker about to suspend,
 	 * is covered by the core's wake protocol: this store comes before our push and the
-	 * core's fence (P) after it, and the worker's re-check pop comes after its fence (W), so
-	 * either the re-check sees span and task, or we see the worker suspended and wake it.
+	 * core's barrier (P) after it, and the worker's re-check pop comes after its barrier (W),
+	 * so either the re-check sees span and task, or we see the worker asleep and wake one.
 	 */
 	unsigned span = atomic_load_explicit(&g->span, memory_order_relaxed);
 	/* a failed CAS means another producer raised span; span only grows, so this ends */

@@ -144,8 +144,7 @@ static struct sb_task *serve(struct lanes *L, struct lanes_worker *me, unsigned 
 		ws_push(L->ws, self, sb_thread_self(), &l->marker);
 		me->held = NULL;
 		count(&L->nr_requeues);
-		/* a queued lane task is work a thief may take */
-		sb_work_available(L->rt);
+		sb_work_available(L->rt); /* a thief may take the lane over */
 		return NULL;
 	}
 }

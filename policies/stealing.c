@@ -423,7 +423,7 @@ struct sb_task *ws_steal_from(struct ws *ws, unsigned self, unsigned victim)
 		sb_fifo_push(&me->ring, got[i]);
 	}
 	if (k > 1)
-		sb_work_available(ws->rt);
+		sb_work_available(ws->rt); /* the surplus in our queues is stealable again */
 	return got[0];
 }
 

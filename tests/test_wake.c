@@ -118,6 +118,7 @@ static struct wk_case wk_cases[] = {
 	{ "stealing", { "local_order=fifo" } },
 	{ "stealing", { "local_order=lifo" } },
 	{ "stealing", { "local_order=lifo", "steal_half=true" } },
+	{ "stealing", { "local_order=lifo", "wake_fence=true" } }, /* the fallback without membarrier */
 	{ "hybrid", { "local_order=fifo" } },   /* work_level JOIN > lightweight_job_level: stealing */
 	{ "hybrid", { "local_order=lifo" } },
 	{ "lanes", { "" } },                    /* plain (non-sticky) tasks: the family base */
