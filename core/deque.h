@@ -66,6 +66,7 @@ struct sb_deque {
 	_Atomic uint32_t head;                         /* owner writes (relaxed), sb_deque_len reads */
 	/* owner-private */
 	_Alignas(SB_CACHELINE) struct sb_deque_buf *obuf; /* == buf */
+	uint32_t omask;                                /* == obuf->mask, one dependent load less */
 	uint32_t osplit;                               /* == the split in ts */
 	uint32_t otail;                                /* a tail the owner saw: <= the real tail */
 	uint64_t nr_publish;                           /* times the split moved up (owner counts) */
@@ -111,18 +112,14 @@ static __attribute__((noinline, cold)) bool sb_deque_publish(struct sb_deque *d)
 static inline __attribute__((always_inline)) int sb_deque_push(struct sb_deque *d, struct sb_task *t, bool eager)
 {
 	uint32_t h = atomic_load_explicit(&d->head, memory_order_relaxed);
-	struct sb_deque_buf *b = d->obuf;
-	if (__builtin_expect(h - d->otail > b->mask, 0)) {
+	if (__builtin_expect(h - d->otail > d->omask, 0)) {
 		/* acquire: pairs with the thieves' CAS on ts, so the slots they took are free again */
 		d->otail = sb_ts_tail(atomic_load_explicit(&d->ts, memory_order_acquire));
-		if (h - d->otail > b->mask) {
-			if (sb_deque_grow(d))
-				return -ENOMEM;
-			b = d->obuf;
-		}
+		if (h - d->otail > d->omask && sb_deque_grow(d))
+			return -ENOMEM;
 	}
 	/* relaxed: the slot is private until the split moves over it (release, above) */
-	atomic_store_explicit(&b->slot[h & b->mask], t, memory_order_relaxed);
+	atomic_store_explicit(&d->obuf->slot[h & d->omask], t, memory_order_relaxed);
 	/* relaxed: head is owner-written; others read it only for length estimates */
 	atomic_store_explicit(&d->head, h + 1, memory_order_relaxed);
 	/* relaxed: a hint; a request seen late is served at the next push or pop */
@@ -179,8 +176,7 @@ static inline __attribute__((always_inline)) struct sb_task *sb_deque_pop(struct
 	if (__builtin_expect(h == d->osplit, 0))
 		return sb_deque_pop_shared(d);
 	h--;
-	struct sb_deque_buf *b = d->obuf;
-	struct sb_task *t = atomic_load_explicit(&b->slot[h & b->mask], memory_order_relaxed);
+	struct sb_task *t = atomic_load_explicit(&d->obuf->slot[h & d->omask], memory_order_relaxed);
 	atomic_store_explicit(&d->head, h, memory_order_relaxed);
 	/* relaxed: a hint, as in push */
 	if (__builtin_expect(atomic_load_explicit(&d->splitreq, memory_order_relaxed), 0))

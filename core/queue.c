@@ -40,6 +40,7 @@ int sb_deque_init(struct sb_deque *d, unsigned log2cap)
 	atomic_init(&d->buf, b);
 	atomic_init(&d->head, 0);
 	d->obuf = b;
+	d->omask = b->mask;
 	return 0;
 }
 
@@ -71,6 +72,7 @@ int sb_deque_grow(struct sb_deque *d)
 				      memory_order_relaxed);
 	nb->older = ob;
 	d->obuf = nb;
+	d->omask = nb->mask;
 	/* release: publishes the copied slots; pairs with the thieves' acquire load of buf */
 	atomic_store_explicit(&d->buf, nb, memory_order_release);
 	return 0;
