@@ -122,8 +122,10 @@ static inline __attribute__((always_inline)) int sb_deque_push(struct sb_deque *
 	atomic_store_explicit(&d->obuf->slot[h & d->omask], t, memory_order_relaxed);
 	/* relaxed: head is owner-written; others read it only for length estimates */
 	atomic_store_explicit(&d->head, h + 1, memory_order_relaxed);
-	/* relaxed: a hint; a request seen late is served at the next push or pop */
-	if (__builtin_expect(eager || atomic_load_explicit(&d->splitreq, memory_order_relaxed), 0))
+	/* acquire: pairs with the thief's release store of the request, so that what the thief did
+	 * before asking (a sleeper announcing itself suspended) is visible to the wake-up check the
+	 * caller makes after publishing. A request seen late is served at the next push or pop. */
+	if (__builtin_expect(eager || atomic_load_explicit(&d->splitreq, memory_order_acquire), 0))
 		return sb_deque_publish(d);
 	return 0;
 }
@@ -178,8 +180,8 @@ static inline __attribute__((always_inline)) struct sb_task *sb_deque_pop(struct
 	h--;
 	struct sb_task *t = atomic_load_explicit(&d->obuf->slot[h & d->omask], memory_order_relaxed);
 	atomic_store_explicit(&d->head, h, memory_order_relaxed);
-	/* relaxed: a hint, as in push */
-	if (__builtin_expect(atomic_load_explicit(&d->splitreq, memory_order_relaxed), 0))
+	/* acquire: as in push */
+	if (__builtin_expect(atomic_load_explicit(&d->splitreq, memory_order_acquire), 0))
 		*published = sb_deque_publish(d);
 	return t;
 }
@@ -191,10 +193,11 @@ static inline int sb_deque_steal(struct sb_deque *d, struct sb_task **out)
 	uint64_t old = atomic_load_explicit(&d->ts, memory_order_acquire);
 	uint32_t tl = sb_ts_tail(old), s = sb_ts_split(old);
 	if ((int32_t)(s - tl) <= 0) {
-		/* relaxed: a request; the load first keeps an idle thief from writing the owner's
-		 * line over and over */
+		/* release: pairs with the owner's acquire load in push and pop (a suspending thief
+		 * is counted suspended before it asks). The load first keeps an idle thief from
+		 * writing the owner's line over and over (relaxed: only a filter). */
 		if (!atomic_load_explicit(&d->splitreq, memory_order_relaxed))
-			atomic_store_explicit(&d->splitreq, 1, memory_order_relaxed);
+			atomic_store_explicit(&d->splitreq, 1, memory_order_release);
 		return SB_STEAL_EMPTY;
 	}
 	/* acquire: pairs with the release store of a grown array in sb_deque_grow */
