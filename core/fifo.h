@@ -116,7 +116,7 @@ static inline struct sb_fifo_seg *sb_fifo_seg_at(struct sb_fifo *q, struct sb_fi
 	return s;
 }
 
-static inline void sb_fifo_push(struct sb_fifo *q, struct sb_task *t)
+static inline __attribute__((always_inline)) void sb_fifo_push(struct sb_fifo *q, struct sb_task *t)
 {
 	urcu_memb_read_lock();
 	/* acquire: pairs with the release CASes that move tail (see sb_fifo_seg_at) */
@@ -131,7 +131,7 @@ static inline void sb_fifo_push(struct sb_fifo *q, struct sb_task *t)
 }
 
 /* Consumer side: s is past its positions; move head (and tail) beyond it and retire it. */
-static inline struct sb_fifo_seg *sb_fifo_leave(struct sb_fifo *q, struct sb_fifo_seg *s, struct sb_fifo_seg *next)
+static __attribute__((noinline, cold)) struct sb_fifo_seg *sb_fifo_leave(struct sb_fifo *q, struct sb_fifo_seg *s, struct sb_fifo_seg *next)
 {
 	struct sb_fifo_seg *expect = s;
 	/* release: a consumer that loads head (acquire) and then deq reads a deq at or after
@@ -149,7 +149,7 @@ static inline struct sb_fifo_seg *sb_fifo_leave(struct sb_fifo *q, struct sb_fif
 
 /* Any thread: up to `max` tasks in FIFO order with one claim (never more than the rest of one
  * segment). Returns how many; 0 when empty (or when the next producer has not stored yet). */
-static inline unsigned sb_fifo_pop_batch(struct sb_fifo *q, struct sb_task **out, unsigned max)
+static inline __attribute__((always_inline)) unsigned sb_fifo_pop_batch(struct sb_fifo *q, struct sb_task **out, unsigned max)
 {
 	unsigned k = 0;
 	urcu_memb_read_lock();
