@@ -168,18 +168,6 @@ size_t sb_policy_queued(const struct sb_rt *rt, int w)
 	return rt->ops->queued && rt->pstate ? rt->ops->queued(rt->pstate, w) : 0;
 }
 
-/* Any task queued anywhere (sticky ones too: an over-estimate only costs a wake-up). A policy
- * that cannot tell says yes, and the wake protocol then wakes as Go's does. */
-bool sb_policy_work_waiting(const struct sb_rt *rt)
-{
-	if (!rt->ops->queued)
-		return true;
-	for (int w = -1; w < (int)rt->n; w++)
-		if (rt->ops->queued(rt->pstate, w))
-			return true;
-	return false;
-}
-
 size_t sb_rt_queued(const struct sb_rt *rt, int w)
 {
 	return sb_policy_queued(rt, w);

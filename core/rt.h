@@ -231,7 +231,6 @@ int sb_policy_submit(struct sb_thread *tc, struct sb_task *t);
 struct sb_task *sb_policy_pop(struct sb_rt *rt, unsigned self);
 struct sb_task *sb_policy_steal(struct sb_rt *rt, unsigned self);
 bool sb_policy_can_steal(const struct sb_rt *rt);
-bool sb_policy_work_waiting(const struct sb_rt *rt);
 struct sb_task *sb_policy_idle(struct sb_rt *rt, unsigned self, struct sb_idle *out);
 void sb_policy_job_start(struct sb_thread *tc, struct sb_job *j);
 void sb_policy_job_end(struct sb_rt *rt, struct sb_job *j);

@@ -20,14 +20,16 @@
  *                          searching on its behalf); CAS one worker SUSPENDED -> SEARCH, futex_wake
  *   sleeper (suspend):     nsuspended++; state = SUSPENDED; if searching: nsearching--;
  *                          membarrier (W); re-check: pop, steal sweep, idle; if none: futex_wait
- *   searcher finding work: nsearching--; if it was the last, somebody sleeps and work is
- *                          queued: sb_wake_searcher (the next one)
+ *   searcher finding work: nsearching--; if it was the last and somebody sleeps:
+ *                          sb_wake_searcher (the next one); a sleeper whose re-check finds
+ *                          work does the same
  *
  * Work becomes available to others through sb_publish: a spawn onto one's own stealable queue,
  * a yield or resume that lands there, SB_TO_ANY, and policy-internal publication
  * (sb_work_available: steal-half surplus, a lane handed back). A push onto another worker's
  * queue wakes that worker if it sleeps (sb_wake_worker, also for sticky tasks, which nobody
- * else may take) and otherwise applies the same rule, since a thief may take it.
+ * else may take), as a searcher like every woken worker, and otherwise applies the same rule,
+ * since a thief may take it.
  *
  * Why nothing is lost. A producer that sees a searcher leaves the task to it: that searcher
  * either finds work, or gives up through suspend(), whose re-check after (W) sees every task
@@ -36,9 +38,11 @@
  * (W) and sees the task. The waker whose election finds no sleeper to wake (one timed out)
  * undoes its count and looks again after a full fence, because its count may have made another
  * producer skip its wake. models/wake.pml checks this with store buffers (README).
- * One window is accepted: a searcher that finds other work and sees no more queued may miss a
- * task whose producer read its count just before; that producer is running, and its next
- * publication sees nobody searching and wakes a sleeper (a delay, never a lost task).
+ * The last searcher wakes the next whether or not it sees more work queued: a producer that
+ * read its count just before it dropped it left the task to it, and that push may not be
+ * visible yet. So a sleeper is never left asleep beside queued work with nobody searching
+ * (models/wake.pml checks that too, property PAR); the price is at most one wake-up that finds
+ * nothing per burst, as in Go.
  *
  * The asymmetric barrier. (P) and (W) must order each side's stores before its loads (store
  * buffering is the one reordering x86 does). Instead of a seq_cst fence on every placement, the
@@ -52,7 +56,7 @@
  * wake_fence=true) producers take a seq_cst fence instead and the sleeper a seq_cst fence (one
  * predictable branch on rt->light_producer); policy stats say which (wake_membarrier).
  *
- * The futex word: a waker's CAS SUSPENDED -> ACTIVE / SEARCH makes exactly one waker issue the
+ * The futex word: a waker's CAS SUSPENDED -> SEARCH makes exactly one waker issue the
  * wake, and a futex_wait that starts after it returns at once because the word is no longer
  * SUSPENDED. busy_worker never suspends, so nobody sleeps and producers wake nobody.
  */
@@ -165,15 +169,15 @@ uint64_t sb_rand(void)
 
 /* ---- wake-ups ---- */
 
-/* Wake worker w if it is suspended, leaving it in `to` (ACTIVE, or SEARCH when the caller has
- * counted it in nsearching). Returns whether this call woke it. */
-static bool try_wake(struct sb_worker *w, uint32_t to)
+/* Wake worker w if it is suspended, as a searcher: the caller has already counted it in
+ * nsearching. Returns whether this call woke it. */
+static bool try_wake(struct sb_worker *w)
 {
 	uint32_t s = SB_W_SUSPENDED;
 	/* relaxed: the CAS elects one waker (a SEARCH left by another waker is never overwritten,
 	 * or its count would leak); the task itself is published by its queue */
 	if (atomic_load_explicit(&w->state, memory_order_relaxed) != SB_W_SUSPENDED ||
-	    !atomic_compare_exchange_strong_explicit(&w->state, &s, to, memory_order_relaxed, memory_order_relaxed))
+	    !atomic_compare_exchange_strong_explicit(&w->state, &s, SB_W_SEARCH, memory_order_relaxed, memory_order_relaxed))
 		return false;
 	sb_futex_wake(&w->state, 1);
 	if (sb_self)
@@ -181,12 +185,12 @@ static bool try_wake(struct sb_worker *w, uint32_t to)
 	return true;
 }
 
-static bool wake_one(struct sb_rt *rt, uint32_t to)
+static bool wake_one(struct sb_rt *rt)
 {
 	/* relaxed: only spreads the wake-ups */
 	unsigned start = atomic_fetch_add_explicit(&rt->wake_rr, 1, memory_order_relaxed);
 	for (unsigned k = 0; k < rt->n; k++)
-		if (try_wake(&rt->w[(start + k) % rt->n], to))
+		if (try_wake(&rt->w[(start + k) % rt->n]))
 			return true;
 	return false;
 }
@@ -202,7 +206,7 @@ SB_COLD void sb_wake_searcher(struct sb_rt *rt)
 		if (!atomic_compare_exchange_strong_explicit(&rt->nsearching, &zero, 1, memory_order_relaxed,
 							     memory_order_relaxed))
 			return; /* a searcher exists: it finds the work or re-checks before it sleeps */
-		if (wake_one(rt, SB_W_SEARCH))
+		if (wake_one(rt))
 			return;
 		/* Counted but nobody found asleep (the sleeper just timed out, or is between its
 		 * nsuspended and its state). Our count may have made another producer skip its
@@ -221,13 +225,31 @@ SB_COLD void sb_wake_searcher(struct sb_rt *rt)
 	}
 }
 
+/* A targeted wake: a task went onto worker i's queue (or a policy handed it work). A sleeping
+ * target is woken as a searcher, counted like any other: when it finds its task it wakes the
+ * next sleeper if it was the last searcher, because more may have been pushed to it while it
+ * woke (models/wake.pml, PAR). An awake target needs nothing, unless the task is stealable
+ * and a thief sleeps. */
 void sb_wake_worker(struct sb_rt *rt, unsigned i, bool stealable)
 {
 	sb_producer_barrier(rt);
-	if (try_wake(&rt->w[i], SB_W_ACTIVE) || !stealable)
+	struct sb_worker *w = &rt->w[i];
+	/* relaxed: a hint; the CAS in try_wake decides */
+	if (atomic_load_explicit(&w->state, memory_order_relaxed) == SB_W_SUSPENDED) {
+		/* relaxed: counted before the wake, so the woken worker never drops a count that
+		 * is not there yet */
+		atomic_fetch_add_explicit(&rt->nsearching, 1, memory_order_relaxed);
+		if (try_wake(w))
+			return;
+		/* it woke by itself: undo, and since our count may have made another producer
+		 * skip its wake, look again after a full fence (as in sb_wake_searcher) */
+		atomic_fetch_sub_explicit(&rt->nsearching, 1, memory_order_relaxed);
+		atomic_thread_fence(memory_order_seq_cst);
+		sb_need_searcher(rt);
 		return;
-	/* the target is awake (busy, most likely): the task is a thief's if one is asleep */
-	sb_need_searcher(rt);
+	}
+	if (stealable)
+		sb_need_searcher(rt); /* the target is awake: the task is a thief's if one sleeps */
 }
 
 void sb_work_available(struct sb_rt *rt)
@@ -351,13 +373,15 @@ static unsigned stop_searching(struct sb_worker *w)
 	return atomic_fetch_sub_explicit(&w->rt->nsearching, 1, memory_order_relaxed);
 }
 
-/* The last searcher found work: if more is waiting and somebody sleeps, wake the next searcher,
- * so that a burst spreads over the sleepers one wake-up at a time (Go's resetspinning). */
+/* The last searcher found work: if somebody sleeps, wake the next searcher, so that a burst
+ * spreads over the sleepers one wake-up at a time (Go's resetspinning). Not only when more work
+ * is seen queued: a producer that saw our count just before we dropped it left its task to us,
+ * and its push may not be visible to us yet (models/wake.pml, PAR). A woken searcher that finds
+ * nothing goes back to sleep without waking anyone, so the chain ends with the work. */
 static void found_work(struct sb_worker *w)
 {
 	struct sb_rt *rt = w->rt;
-	if (stop_searching(w) == 1 && atomic_load_explicit(&rt->nsuspended, memory_order_relaxed) &&
-	    sb_policy_work_waiting(rt))
+	if (stop_searching(w) == 1 && atomic_load_explicit(&rt->nsuspended, memory_order_relaxed))
 		sb_wake_searcher(rt);
 }
 
@@ -491,6 +515,10 @@ static struct sb_task *suspend(struct sb_worker *w, bool *after_suspend, bool *s
 	uint32_t prev = atomic_exchange_explicit(&w->state, SB_W_ACTIVE, memory_order_relaxed);
 	atomic_fetch_sub_explicit(&rt->nsuspended, 1, memory_order_relaxed);
 	w->searching = prev == SB_W_SEARCH;
+	/* The re-check found work after we dropped our searching count: a producer may have left
+	 * more to us, so we finish as a searcher that found work does (found_work, via run_here) */
+	if (t)
+		start_searching(w);
 	if (woken && prev != SB_W_SUSPENDED) {
 		sb_count(tc, SB_C_WOKEN, 1);
 		if (rt->cfg.trace)
