@@ -32,7 +32,7 @@ WORKLOAD_SRC := $(wildcard workloads/*.c)
 LIB_SRC := $(CORE_SRC) $(POLICY_SRC) $(WORKLOAD_SRC)
 HDRS := $(wildcard core/*.h policies/*.h workloads/*.h harness/*.h)
 
-.PHONY: all deps test unit stress bench bench-core clean help schedbed compare plot sweep peers reproduce sweep-test
+.PHONY: all deps test unit stress sim-test bench bench-core clean help schedbed compare plot sweep peers reproduce sweep-test
 
 ## all         build the library (make schedbed for the program)
 all: deps $(B)/release/libschedbed.a
@@ -136,8 +136,12 @@ sweep-test: deps $(B)/release/schedbed
 	$(PYTHON) tests/sweeps/test_sweep.py --schedbed $(B)/release/schedbed
 	$(PYTHON) tests/sweeps/slurm_test.py --schedbed $(B)/release/schedbed
 
-## test        everything CI runs: the Criterion suite, the sanitizer stress runs, the model check, the sweep tests
-test: unit stress model-check sweep-test
+## sim-test    the SimGrid executor: determinism, accounting at 64 simulated workers for every policy, native/sim agreement, bad input
+sim-test: deps $(B)/release/schedbed
+	$(PYTHON) tests/sim/test_sim.py --schedbed $(B)/release/schedbed
+
+## test        everything CI runs: the Criterion suite, the sanitizer stress runs, the model check, the sweep tests, the simulator tests
+test: unit stress model-check sweep-test sim-test
 
 # ---- runs and plots ----
 SCHEDBED := $(B)/release/schedbed

@@ -89,7 +89,6 @@ struct sb_exec_ops {
 	void (*sleep)(uint64_t ns);
 	void (*charge)(enum sb_cost c, int line, int self);
 	void (*topology)(unsigned nworkers, const unsigned *socket);
-	struct sb_tls *(*tls)(void);
 };
 
 /* NULL: native. Written once by sb_exec_use before any thread starts; read-only afterwards. */
@@ -101,15 +100,15 @@ static inline bool sb_exec_virtual(void)
 	return __builtin_expect(sb_exec_vt != NULL, 0);
 }
 
+/* The calling thread's (or actor's) own state. A plain _Thread_local under both executors: the
+ * virtual one saves and restores it around every switch between actors (exec_sim.cpp). */
 static inline struct sb_tls *sb_tls(void)
 {
-	if (sb_exec_virtual())
-		return sb_exec_vt->tls();
 	return &sb_tls_native;
 }
 
 /* The calling thread's core context (an lvalue: `sb_self = tc` attaches). */
-#define sb_self (sb_tls()->self)
+#define sb_self (sb_tls_native.self)
 
 /* Start fn(arg) on a new thread (or actor); 0 or -errno. */
 int sb_exec_thread_start(struct sb_xthread *th, const char *name, void *(*fn)(void *), void *arg);

@@ -20,8 +20,11 @@
  *
  * The traps: parking is a per-actor semaphore in a per-address wait queue (futex semantics,
  * with timeouts), never a condition variable (sg_cond_wait_for takes its mutex itself);
- * per-thread state (sb_self, a workload's slot) lives in the actor's data, since _Thread_local
- * is shared by every actor of the OS thread; urcu is registered once for that OS thread.
+ * per-thread state (struct sb_tls: sb_self, a workload's slot) is kept in the actor's data,
+ * since _Thread_local is shared by every actor of the OS thread: an actor loses the OS thread
+ * only inside a SimGrid call, and each one here is wrapped in switch_out/switch_in, which save
+ * the thread's sb_tls into the actor and put it back (so the native fast path, a plain
+ * _Thread_local, stays as it is); urcu is registered once for that OS thread.
  */
 #include <cerrno>
 #include <cmath>
@@ -72,6 +75,26 @@ actor_state *me()
 	return sg4::Actor::self()->get_data<actor_state>();
 }
 
+/* Around every SimGrid call that may run other actors (see the file comment). */
+actor_state *switch_out()
+{
+	actor_state *a = me();
+	a->tls = sb_tls_native;
+	return a;
+}
+
+void switch_in(actor_state *a)
+{
+	sb_tls_native = a->tls;
+}
+
+void sleep_ns(double ns)
+{
+	actor_state *a = switch_out();
+	sg4::this_actor::sleep_for(ns);
+	switch_in(a);
+}
+
 /* Costs are owed, then paid with the next piece of work or wait in one sleep: a simcall per
  * task rather than one per charge, which is what lets a million tasks simulate in seconds.
  * An actor's operations then happen at the start of the stretch they pay for; its own clock
@@ -83,7 +106,7 @@ void spend(actor_state *a, double ns)
 	a->debt = 0;
 	if (d > 0) {
 		S.busy += d;
-		sg4::this_actor::sleep_for(d);
+		sleep_ns(d);
 	}
 }
 
@@ -92,17 +115,22 @@ int thread_start(struct sb_xthread *th, const char *name, void *(*fn)(void *), v
 	auto *a = new actor_state;
 	th->vt = a;
 	/* creating is a simcall: the new actor may run before it returns, so it sets its own data */
+	actor_state *self = switch_out();
 	a->actor = sg4::Actor::create(name, S.host, [a, fn, arg] {
 		sg4::Actor::self()->set_data(a);
+		switch_in(a);
 		fn(arg);
 	});
+	switch_in(self);
 	return 0;
 }
 
 void thread_join(struct sb_xthread *th)
 {
 	auto *a = static_cast<actor_state *>(th->vt);
+	actor_state *self = switch_out();
 	a->actor->join();
+	switch_in(self);
 	delete a;
 	th->vt = nullptr;
 }
@@ -125,10 +153,12 @@ void park(SB_ATOMIC_U32 *addr, uint32_t val, uint64_t timeout_ns)
 		return;
 	S.waiters[addr].push_back(a);
 	bool timed_out = false;
+	switch_out();
 	if (timeout_ns)
 		timed_out = a->sem->acquire_timeout((double)timeout_ns);
 	else
 		a->sem->acquire();
+	switch_in(a);
 	auto it = S.waiters.find(addr);
 	bool queued = false;
 	if (it != S.waiters.end()) {
@@ -139,8 +169,11 @@ void park(SB_ATOMIC_U32 *addr, uint32_t val, uint64_t timeout_ns)
 			S.waiters.erase(it);
 	}
 	/* timed out, but an unpark took us off the queue meanwhile: its release is ours to eat */
-	if (timed_out && !queued)
+	if (timed_out && !queued) {
+		switch_out();
 		a->sem->acquire();
+		switch_in(a);
+	}
 	a->debt += S.cost[SB_COST_PARK];
 }
 
@@ -157,8 +190,11 @@ void unpark(SB_ATOMIC_U32 *addr, int n)
 		if (it->second.empty())
 			S.waiters.erase(it);
 	}
+	actor_state *self = woken.empty() ? nullptr : switch_out();
 	for (actor_state *a : woken)
 		a->sem->release();
+	if (self)
+		switch_in(self);
 	if (!woken.empty())
 		me()->debt += S.cost[SB_COST_WAKE];
 }
@@ -214,16 +250,11 @@ void sleep(uint64_t ns)
 {
 	spend(me(), 0);
 	if (ns)
-		sg4::this_actor::sleep_for((double)ns);
-}
-
-struct sb_tls *tls(void)
-{
-	return &me()->tls;
+		sleep_ns((double)ns);
 }
 
 const struct sb_exec_ops sim_ops = {
-	"sim", thread_start, thread_join, park, unpark, now, work, sleep, charge, topology, tls,
+	"sim", thread_start, thread_join, park, unpark, now, work, sleep, charge, topology,
 };
 
 /* The cost file: "# comment", "version V", and one "name ns" line per cost (sb_cost_names). */
@@ -297,6 +328,7 @@ extern "C" int sb_sim_run(const char *costs_path, int (*body)(void *), void *arg
 	auto *first = new actor_state;
 	first->actor = sg4::Actor::create("main", S.host, [&rc, first, body, arg] {
 		sg4::Actor::self()->set_data(first);
+		switch_in(first);
 		sb_exec_use(&sim_ops);
 		rc = body(arg);
 	});

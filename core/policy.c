@@ -87,10 +87,10 @@ void sb_policy_destroy(struct sb_rt *rt)
 	 * liburcu; the destroying thread may have detached already */
 	bool reg = !sb_self;
 	if (reg)
-		urcu_memb_register_thread();
+		sb_exec_rcu_register();
 	rt->ops->destroy(rt->pstate);
 	if (reg)
-		urcu_memb_unregister_thread();
+		sb_exec_rcu_unregister();
 	rt->pstate = NULL;
 }
 

@@ -1,0 +1,171 @@
+#!/usr/bin/python3
+"""test_sim.py - the SimGrid executor from the outside (`schedbed run --executor sim`).
+
+    test_sim.py --schedbed BIN [--only NAME]
+
+What is asserted:
+  determinism   the same seed twice gives byte-identical jobs.csv and workers.csv, and a
+                summary.json that differs only in the run id; another seed gives other jobs
+                (so the comparison is not vacuous); meta.json names the executor, the platform
+                and every cost of the table
+  accounting    every registered policy at 64 simulated workers: exit 0, every job torn down
+                once and every task run once (the run's own reconciliation and the counts), 64
+                worker rows, and work spread over more than one worker for every policy that
+                runs jobs on workers
+  agreement     one cheap case where the answer is known (1 worker, a chain of 200 us tasks):
+                native and simulated runs do the same jobs and tasks; the simulation spends the
+                work's 0.8 s of CPU within 2%, the native run at least 0.8x and at most 2x that
+                (CPU, not wall time: this machine is shared)
+  bad input     an unknown executor and an unusable cost file: exit 2, one line naming the
+                valid choices or the problem, nothing written
+Each failure prints what differed; the exit status is the number of failed checks.
+"""
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+FAILS = []
+
+
+def check(cond, what):
+    print(("ok    " if cond else "FAIL  ") + what)
+    if not cond:
+        FAILS.append(what)
+
+
+def run(sb, args, out, executor="sim"):
+    cmd = [sb, "run", "-q", "--executor", executor] + args + ["--out", out]
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+    return p
+
+
+def policies(sb):
+    p = subprocess.run([sb, "list"], capture_output=True, text=True, check=True)
+    names, on = [], False
+    for line in p.stdout.splitlines():
+        if line.startswith("policies"):
+            on = True
+        elif line and not line.startswith(" "):
+            on = False
+        elif on and line.startswith("  ") and not line.startswith("    "):
+            names.append(line.split()[0])
+    return names
+
+
+def read(path):
+    with open(path, "rb") as f:
+        return f.read()
+
+
+def summary(d):
+    with open(os.path.join(d, "summary.json")) as f:
+        return json.load(f)
+
+
+def determinism(sb, tmp):
+    args = ["--policy", "stealing", "--workload", "oltp", "--threads", "8", "-d", "0.2", "--warmup", "0.05"]
+    dirs = [os.path.join(tmp, n) for n in ("a", "b", "c")]
+    for d, seed in zip(dirs, ("1", "1", "2")):
+        p = run(sb, args + ["--seed", seed], d)
+        check(p.returncode == 0, f"determinism: run seed {seed} exits 0 ({p.returncode}: {p.stderr.strip()})")
+        if p.returncode:
+            return
+    a, b, c = dirs
+    for f in ("jobs.csv", "workers.csv"):
+        check(read(os.path.join(a, f)) == read(os.path.join(b, f)), f"determinism: {f} byte-identical for one seed")
+    sa = [l for l in read(os.path.join(a, "summary.json")).splitlines() if b'"run_id"' not in l]
+    sb_ = [l for l in read(os.path.join(b, "summary.json")).splitlines() if b'"run_id"' not in l]
+    check(sa == sb_, "determinism: summary.json identical but for the run id")
+    check(read(os.path.join(a, "jobs.csv")) != read(os.path.join(c, "jobs.csv")), "determinism: another seed gives other jobs")
+    check(summary(a)["jobs"] > 100, f"determinism: the run did work ({summary(a)['jobs']} jobs)")
+    with open(os.path.join(a, "meta.json")) as f:
+        ex = json.load(f)["executor"]
+    check(ex.get("name") == "sim" and "workers" in ex.get("platform", "") and len(ex.get("costs_ns", {})) == 12,
+          f"determinism: meta.json records executor, platform and costs ({ex})")
+
+
+def accounting(sb, tmp):
+    for pol in policies(sb):
+        d = os.path.join(tmp, "acc-" + pol)
+        args = ["--policy", pol, "--workload", "forkjoin", "--threads", "64", "-n", "64", "--check",
+                "--set", "workload.clients=8", "--set", "n=12", "--set", "work_ns=2000"]
+        p = run(sb, args, d)
+        check(p.returncode == 0, f"accounting {pol}: 64 workers exit 0 ({p.returncode}: {p.stderr.strip()[:300]})")
+        if p.returncode:
+            continue
+        s = summary(d)
+        r = s["reconciliation"]
+        check(r["ok"] and r["jobs_submitted"] == 64 and r["jobs_done"] == 64 and r["teardowns"] == 64
+              and r["tasks_created"] == r["tasks_run"] and r["tasks_run"] > 64 * 100,
+              f"accounting {pol}: every job torn down once, every task run once ({r})")
+        ws = s["counters"]["workers"]
+        used = sum(1 for w in ws if w["tasks"] > 0)
+        check(len(ws) == 64, f"accounting {pol}: 64 worker rows ({len(ws)})")
+        if pol != "serial":  # serial runs each job on the thread that submits it, by design
+            check(used > 1, f"accounting {pol}: more than one worker ran tasks ({used})")
+
+
+def agreement(sb, tmp):
+    # Not a timing test: wall-clock throughput on a shared machine says more about the
+    # neighbours than about the simulator. What must agree is the work done (same jobs, same
+    # tasks, from the same seed) and the CPU time it took, which load does not stretch.
+    args = ["--policy", "stealing", "--workload", "micro", "--threads", "1", "-n", "2", "--set", "pattern=chain",
+            "--set", "length=2000", "--set", "work_ns=200000"]
+    res = {}
+    for ex in ("native", "sim"):
+        d = os.path.join(tmp, "agree-" + ex)
+        p = run(sb, args, d, ex)
+        check(p.returncode == 0, f"agreement: {ex} exits 0 ({p.stderr.strip()})")
+        if p.returncode:
+            return
+        s = summary(d)
+        res[ex] = (s["jobs"], s["tasks"], s["cpu"]["user_s"] + s["cpu"]["sys_s"])
+    check(res["sim"][:2] == res["native"][:2], f"agreement: same jobs and tasks ({res})")
+    ideal = 4000 * 200e-6
+    cpu = res["sim"][2]
+    check(abs(cpu - ideal) / ideal < 0.02, f"agreement: sim CPU {cpu:.3f} s within 2% of the work's {ideal:.3f} s")
+    # native pays its idle spinning and start-up on top, and a shared core's slowdown: a floor
+    # (the work was done) and a loose ceiling
+    cpu = res["native"][2]
+    check(0.8 * ideal <= cpu <= 2 * ideal, f"agreement: native CPU {cpu:.3f} s between 0.8 and 2 x {ideal:.3f} s")
+
+
+def bad_input(sb, tmp):
+    base = ["--policy", "stealing", "--workload", "micro", "-n", "2"]
+    d = os.path.join(tmp, "bad1")
+    p = run(sb, base, d, "warp")
+    check(p.returncode == 2 and p.stderr.count("\n") == 1 and "valid executors are: native, sim" in p.stderr
+          and not os.path.exists(d), f"bad input: unknown executor ({p.returncode}: {p.stderr.strip()})")
+    costs = os.path.join(tmp, "costs.txt")
+    with open(costs, "w") as f:
+        f.write("version x\npush 10\n")
+    d = os.path.join(tmp, "bad2")
+    p = run(sb, base + ["--sim-costs", costs], d)
+    check(p.returncode == 2 and p.stderr.count("\n") == 1 and "is missing" in p.stderr and not os.path.exists(d),
+          f"bad input: incomplete cost file ({p.returncode}: {p.stderr.strip()})")
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--schedbed", required=True)
+    ap.add_argument("--only", choices=["determinism", "accounting", "agreement", "bad_input"])
+    a = ap.parse_args()
+    sb = os.path.abspath(a.schedbed)
+    tmp = tempfile.mkdtemp(prefix="schedbed-sim-")
+    try:
+        for name, fn in (("determinism", determinism), ("accounting", accounting), ("agreement", agreement),
+                         ("bad_input", bad_input)):
+            if not a.only or a.only == name:
+                fn(sb, tmp)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    print(f"{len(FAILS)} failed" if FAILS else "all sim checks passed")
+    sys.exit(min(len(FAILS), 100))
+
+
+if __name__ == "__main__":
+    main()
