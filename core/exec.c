@@ -17,7 +17,7 @@ _Thread_local struct sb_tls sb_tls_native;
 
 const char *const sb_cost_names[SB_NR_COSTS] = {
 	[SB_COST_PUSH] = "push", [SB_COST_POP] = "pop", [SB_COST_POP_EMPTY] = "pop_empty",
-	[SB_COST_STEAL] = "steal", [SB_COST_STEAL_EMPTY] = "steal_empty", [SB_COST_TASK] = "task",
+	[SB_COST_STEAL] = "steal", [SB_COST_STEAL_EMPTY] = "steal_empty",
 	[SB_COST_WAKE] = "wake", [SB_COST_PARK] = "park", [SB_COST_RELAX] = "relax",
 	[SB_COST_YIELD] = "yield", [SB_COST_LINE] = "line", [SB_COST_LINE_REMOTE] = "line_remote",
 };

@@ -57,11 +57,11 @@ struct sb_tls {
  * there the operations cost what they cost. Names are the keys of the cost file. */
 enum sb_cost {
 	SB_COST_PUSH,        /* a submit through the policy */
-	SB_COST_POP,         /* a local pop that found a task */
+	SB_COST_POP,         /* a local pop that found a task, with the core's per-task overhead
+	                      * (one charge per task keeps the native hot path at one test) */
 	SB_COST_POP_EMPTY,   /* a local pop that found nothing */
 	SB_COST_STEAL,       /* a steal sweep that found a task */
 	SB_COST_STEAL_EMPTY, /* a steal sweep that found nothing */
-	SB_COST_TASK,        /* the core's per-task overhead around the body */
 	SB_COST_WAKE,        /* issuing a wake-up (futex wake) */
 	SB_COST_PARK,        /* waking up after a park (futex wait), from the wake to running */
 	SB_COST_RELAX,       /* one spin-loop iteration */

@@ -394,7 +394,6 @@ static inline void run_here(struct sb_worker *w, struct sb_task *t, bool stolen,
 {
 	if (__builtin_expect(!w->tc.busy || *after_suspend || w->searching, 0))
 		became_busy(w, after_suspend);
-	sb_exec_charge(SB_COST_TASK, -1, (int)w->idx);
 	sb_run(&w->tc, t, stolen);
 }
 

@@ -84,7 +84,7 @@ def determinism(sb, tmp):
     check(summary(a)["jobs"] > 100, f"determinism: the run did work ({summary(a)['jobs']} jobs)")
     with open(os.path.join(a, "meta.json")) as f:
         ex = json.load(f)["executor"]
-    check(ex.get("name") == "sim" and "workers" in ex.get("platform", "") and len(ex.get("costs_ns", {})) == 12,
+    check(ex.get("name") == "sim" and "workers" in ex.get("platform", "") and len(ex.get("costs_ns", {})) == 11,
           f"determinism: meta.json records executor, platform and costs ({ex})")
 
 
