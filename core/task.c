@@ -233,7 +233,7 @@ static SB_COLD void place_special(struct sb_thread *tc, struct sb_task *t, int w
 }
 
 /* Check mode: number the submission (for messages) and note a job already cancelled. */
-static SB_COLD void place_slow(struct sb_thread *tc, struct sb_task *t)
+static void place_check(struct sb_thread *tc, struct sb_task *t)
 {
 	struct sb_rt *rt = tc->rt;
 	if (!(t->flags & SB_TF_AGAIN))
@@ -243,23 +243,20 @@ static SB_COLD void place_slow(struct sb_thread *tc, struct sb_task *t)
 		t->flags |= SB_TF_DOOMED;
 }
 
-SB_HOT_INLINE void sb_place(struct sb_thread *tc, struct sb_task *t)
+/* After the policy's submit: wake whoever the placement calls for. */
+static inline void place_wake(struct sb_thread *tc, struct sb_task *t, int where, bool stealable)
 {
 	struct sb_rt *rt = tc->rt;
-	/* relaxed: configuration bits, set before workers start or monotonically */
-	if (__builtin_expect(atomic_load_explicit(&rt->slow, memory_order_relaxed) & SB_SLOW_CHECK, 0))
-		place_slow(tc, t);
-	/* read before the submit: once queued, the task may already be running elsewhere */
-	bool stealable = !(t->flags & SB_TF_STICKY);
-	int where = sb_policy_submit(tc, t);
 	if (__builtin_expect(where >= 0, 1)) {
 		/* A task on our own queue is work for others only if they may steal it (a sticky
 		 * task is bound to us); one on another worker's queue wakes that worker, and if it
 		 * is awake already, a thief (worker.c's wake protocol). */
-		if (where != tc->worker)
-			sb_wake_worker(rt, (unsigned)where, stealable);
-		else if (stealable)
-			sb_publish(rt);
+		if (__builtin_expect(where == tc->worker, 1)) {
+			if (__builtin_expect(stealable, 1))
+				sb_publish(rt);
+			return;
+		}
+		sb_wake_worker(rt, (unsigned)where, stealable);
 		return;
 	}
 	if (where == SB_TO_CALLER) {
@@ -268,6 +265,27 @@ SB_HOT_INLINE void sb_place(struct sb_thread *tc, struct sb_task *t)
 		return;
 	}
 	place_special(tc, t, where);
+}
+
+/* sb_place with check mode or chaos on. */
+static SB_COLD void place_wrapped(struct sb_thread *tc, struct sb_task *t)
+{
+	if (tc->rt->cfg.check)
+		place_check(tc, t);
+	bool stealable = !(t->flags & SB_TF_STICKY);
+	place_wake(tc, t, sb_policy_submit(tc, t, true), stealable);
+}
+
+SB_HOT_INLINE void sb_place(struct sb_thread *tc, struct sb_task *t)
+{
+	/* relaxed: configuration bits, set before workers start */
+	if (__builtin_expect(atomic_load_explicit(&tc->rt->slow, memory_order_relaxed) & SB_SLOW_WRAP, 0)) {
+		place_wrapped(tc, t);
+		return;
+	}
+	/* read before the submit: once queued, the task may already be running elsewhere */
+	bool stealable = !(t->flags & SB_TF_STICKY);
+	place_wake(tc, t, sb_policy_submit(tc, t, false), stealable);
 }
 
 void sb_spawn(struct sb_task *t)

@@ -544,12 +544,15 @@ static void *worker_main(void *arg)
 	bool after_suspend = false;
 	int64_t empty = 0;
 	for (;;) {
-		/* the hot path: local work back to back */
+		/* the hot path: local work back to back. After the first task the worker is busy,
+		 * not searching and not just woken (nothing a task body does changes that), so the
+		 * inner loop runs the rest without run_here's test. */
 		struct sb_task *t = local(w);
 		if (__builtin_expect(t != NULL, 1)) {
 			run_here(w, t, false, &after_suspend);
+			while ((t = local(w)))
+				sb_run(tc, t, false);
 			empty = 0;
-			continue;
 		}
 		/* out of local work: count ourselves as searching, so producers leave the sleepers be */
 		start_searching(w);
