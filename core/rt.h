@@ -183,8 +183,16 @@ struct sb_rt {
 /* ---- internal functions shared between core files ---- */
 
 /* task.c */
-struct sb_thread *sb_tc(void);                      /* the caller's context, or abort */
 extern _Thread_local struct sb_thread *sb_self;
+__attribute__((noreturn, cold)) void sb_not_attached(void);
+/* The caller's context, or abort: inline, so the hot path pays one load and one test. */
+static inline struct sb_thread *sb_tc(void)
+{
+	struct sb_thread *tc = sb_self;
+	if (__builtin_expect(!tc, 0))
+		sb_not_attached();
+	return tc;
+}
 void sb_run(struct sb_thread *tc, struct sb_task *t, bool stolen);
 void sb_place(struct sb_thread *tc, struct sb_task *t); /* submit through the policy + wake */
 void sb_tok_flush(struct sb_thread *tc);
