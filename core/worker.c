@@ -409,6 +409,31 @@ static inline struct sb_task *local(struct sb_worker *w)
 	return t ? t : sb_policy_pop(w->rt, w->idx);
 }
 
+/* Tasks run back to back inside one RCU read-side critical section, renewed every
+ * SB_RCU_SPAN tasks. The queues' own critical sections (sb_fifo) then nest inside it, and a
+ * nested lock and unlock are a few plain instructions where an outermost pair costs about
+ * twenty (liburcu's memb flavour: the grace-period counter, a barrier test, the waker test).
+ * The span bounds how long the worker holds back a grace period, and so how long retired queue
+ * segments wait: SB_RCU_SPAN tasks, or one long task. Nothing on a worker waits for a grace
+ * period (only call_rcu, never synchronize_rcu or rcu_barrier), so holding one cannot block. */
+#define SB_RCU_SPAN 256
+
+static void run_local(struct sb_worker *w)
+{
+	struct sb_task *t;
+	unsigned left = SB_RCU_SPAN;
+	urcu_memb_read_lock();
+	while ((t = local(w))) {
+		sb_run(&w->tc, t, false);
+		if (__builtin_expect(--left == 0, 0)) {
+			urcu_memb_read_unlock(); /* lets a waiting grace period end */
+			urcu_memb_read_lock();
+			left = SB_RCU_SPAN;
+		}
+	}
+	urcu_memb_read_unlock();
+}
+
 /* The rest of jogasaki's process_next after a local miss: stealing_wait x thread_count more
  * local tries, then one steal sweep. */
 static SB_COLD struct sb_task *find_more(struct sb_worker *w, bool *stolen)
@@ -550,8 +575,7 @@ static void *worker_main(void *arg)
 		struct sb_task *t = local(w);
 		if (__builtin_expect(t != NULL, 1)) {
 			run_here(w, t, false, &after_suspend);
-			while ((t = local(w)))
-				sb_run(tc, t, false);
+			run_local(w);
 			empty = 0;
 		}
 		/* out of local work: count ourselves as searching, so producers leave the sleepers be */
