@@ -184,20 +184,6 @@ static inline void tok_bind(struct sb_thread *tc, struct sb_job *j)
 	}
 }
 
-static SB_COLD void first_start(struct sb_job *j);
-
-/* tok_bind for a task about to run (sb_run's fast path), which also notes the job's start. So
- * the thread's binding says "j has started": tc->tok_job == j implies j->t_start != 0, and a
- * task of the job the thread is bound to needs no look at t_start. run_slow binds without
- * noting and keeps the implication by letting go of the binding when it ends without running
- * the first task of a job (see unbind_unstarted). */
-static SB_COLD void tok_rebind_start(struct sb_thread *tc, struct sb_job *j)
-{
-	tok_bind(tc, j);
-	if (!atomic_load_explicit(&j->t_start, memory_order_relaxed))
-		first_start(j);
-}
-
 /* One token for a new task of j. */
 static inline void tok_take(struct sb_thread *tc, struct sb_job *j)
 {
@@ -373,7 +359,7 @@ static void trace_task(struct sb_thread *tc, struct sb_job *j, uint32_t cls, uin
 				       .stolen = stolen, .result = (uint8_t)r };
 }
 
-static void first_start(struct sb_job *j)
+static SB_COLD void first_start(struct sb_job *j)
 {
 	uint64_t zero = 0;
 	/* relaxed: the first start wins; a racing later start sees non-zero and leaves it */
@@ -435,15 +421,6 @@ static SB_COLD void drop(struct sb_thread *tc, struct sb_task *t)
 	tok_give(tc, j);
 }
 
-/* run_slow bound the thread to j but ran no task: if no task of j has started yet, let go of the
- * binding (flushing the cached tokens, as at idle), so that tc->tok_job == j keeps implying
- * that j has started (tok_rebind_start). The task that did not run holds its own token. */
-static void unbind_unstarted(struct sb_thread *tc, struct sb_job *j)
-{
-	if (tc->tok_job == j && !atomic_load_explicit(&j->t_start, memory_order_relaxed))
-		sb_tok_flush(tc);
-}
-
 /* Everything the fast path leaves out: teardown tasks, cancellation, conditional and sticky
  * tasks, check mode, tracing and the monitor's bookkeeping. */
 static SB_COLD void run_slow(struct sb_thread *tc, struct sb_task *t, bool stolen)
@@ -456,15 +433,12 @@ static SB_COLD void run_slow(struct sb_thread *tc, struct sb_task *t, bool stole
 		return;
 	}
 	tok_bind(tc, j);
-	if (rt->cfg.check && !sb_check_run_begin(tc, t)) {
-		unbind_unstarted(tc, j);
+	if (rt->cfg.check && !sb_check_run_begin(tc, t))
 		return;
-	}
 	/* acquire: pairs with the release in sb_job_cancel */
 	if ((atomic_load_explicit(&j->flags, memory_order_acquire) & SB_JF_CANCELLED) ||
 	    (atomic_load_explicit(&rt->slow, memory_order_relaxed) & SB_SLOW_CANCEL)) {
 		drop(tc, t);
-		unbind_unstarted(tc, j);
 		return;
 	}
 	if (rt->cfg.check && (t->flags & SB_TF_DOOMED))
@@ -477,7 +451,6 @@ static SB_COLD void run_slow(struct sb_thread *tc, struct sb_task *t, bool stole
 		}
 		t->flags |= SB_TF_AGAIN;
 		sb_place(tc, t);
-		unbind_unstarted(tc, j);
 		return;
 	}
 	if (!atomic_load_explicit(&j->t_start, memory_order_relaxed))
@@ -547,8 +520,9 @@ SB_HOT_INLINE void sb_run(struct sb_thread *tc, struct sb_task *t, bool stolen)
 		run_slow(tc, t, stolen);
 		return;
 	}
-	if (__builtin_expect(tc->tok_job != j, 0))
-		tok_rebind_start(tc, j);
+	tok_bind(tc, j);
+	if (__builtin_expect(!atomic_load_explicit(&j->t_start, memory_order_relaxed), 0))
+		first_start(j);
 	if (stolen)
 		sb_count(tc, SB_C_STOLEN, 1);
 	SB_HOT_INC(tc, SB_C_RUN);
