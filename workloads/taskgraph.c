@@ -224,20 +224,25 @@ uint64_t tg_task_flop(const struct tg_kernel *k)
 }
 
 /* 8 independent chains of x = x * a + b: 16 FLOP per iteration. With a < 1 every chain converges
- * to b / (1 - a), so the values stay normal whatever the iteration count. */
+ * to b / (1 - a), so the values stay normal whatever the iteration count. Eight named variables,
+ * not an array: an array indexed in the loop stays in memory, and its store-to-load latency,
+ * not the arithmetic, would set the speed. */
 static double compute_bound(uint64_t iterations, double seed)
 {
-	double x[8];
 	const double a = 0.5 + seed * 0.25, b = 0.125 + seed;
-	for (int j = 0; j < 8; j++)
-		x[j] = seed + j;
-	for (uint64_t it = 0; it < iterations; it++)
-		for (int j = 0; j < 8; j++)
-			x[j] = x[j] * a + b;
-	double sum = 0;
-	for (int j = 0; j < 8; j++)
-		sum += x[j];
-	return sum;
+	double x0 = seed, x1 = seed + 1, x2 = seed + 2, x3 = seed + 3, x4 = seed + 4, x5 = seed + 5, x6 = seed + 6,
+	       x7 = seed + 7;
+	for (uint64_t it = 0; it < iterations; it++) {
+		x0 = x0 * a + b;
+		x1 = x1 * a + b;
+		x2 = x2 * a + b;
+		x3 = x3 * a + b;
+		x4 = x4 * a + b;
+		x5 = x5 * a + b;
+		x6 = x6 * a + b;
+		x7 = x7 * a + b;
+	}
+	return x0 + x1 + x2 + x3 + x4 + x5 + x6 + x7;
 }
 
 /* Each pass reads and writes every double of the buffer once. */
