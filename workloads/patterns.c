@@ -71,6 +71,7 @@ struct patterns {
 	_Atomic uint32_t *pending;   /* graphs x n: inputs still missing; acq_rel decrements */
 	double *scratch;             /* memory_bound: graphs x n buffers */
 	uint32_t fault_slot;         /* the task of graph 0 that `fault` breaks */
+	uint64_t shape_sig;          /* hash of every graph's edges: the client's job shape */
 	uint64_t run;                /* this execution's number; written by the client before the
 	                                submit, which publishes it to the tasks */
 };
@@ -145,7 +146,7 @@ static void client(struct wl_client *c)
 		struct sb_job_desc d = { .cls = (unsigned)s->p.pattern, .work_level = SB_WL_INFINITY, .done = wl_job_done,
 					 .arg = s };
 		struct sb_job *j = sb_job_create(c->set->env->rt, &d);
-		wl_client_submit(c, j, wl_task(&s->cs, j, launch, s), jobno);
+		wl_client_submit(c, j, wl_task(&s->cs, j, launch, s), s->shape_sig ^ jobno);
 		bool finished = wl_wait_put(j);
 		if (!finished)
 			break;
@@ -224,6 +225,9 @@ static int patterns_start(const struct wl_env *env, const void *params, void **s
 			return r;
 		}
 	}
+	for (int64_t gi = 0; gi < p->graphs; gi++)
+		for (uint64_t e = 0; e < s->g[gi].nedges; e++)
+			s->shape_sig = wl_mix64(s->shape_sig ^ s->g[gi].in[e]);
 	/* the fault hits a task in the middle of graph 0 (the first that exists from there on) */
 	s->fault_slot = (uint32_t)((p->steps / 2) * p->width + p->width / 2);
 	while (s->fault_slot + 1 < s->n && !s->g[0].active[s->fault_slot])
