@@ -12,12 +12,12 @@ Method. Peak: every system runs the trivial graph with the compute_bound kernel 
 --max-iterations per task, --reps times; the system with the best median FLOP/s there becomes
 the probe. On a shared machine the FLOP/s one core delivers moves by 2-3x from minute to
 minute (neighbours' load, a sibling hyperthread busy or idle), so one peak measured at the start
-would make the curves measure the neighbours: the probe runs that peak configuration again right
-before every sweep level, with all threads and with one, and each run of the level is compared
-with the larger of the probe's FLOP/s and threads x its one-thread FLOP/s (the row's
-peak_flops): when neighbours leave fewer cores free than there are threads, serial work must
-not look parallel. An efficiency may come out a little above 1; efficiency_start keeps the
-comparison with the first peak. The table states how many cores the probes found free.
+would make the curves measure the neighbours: the probe runs that peak configuration again
+between every two runs of the sweep, and each run is compared with the mean of the two probes
+around it (the row's peak_flops; efficiency_start keeps the comparison with the first peak).
+Once per level the probe also runs on one thread; the table states how many cores the probes
+found free (all threads' FLOP/s over one thread's), because on a machine that leaves fewer cores
+free than there are threads even serial work can look parallel.
 
 Sweep: for each repetition (seed = rep number), pattern and iteration count (from
 --max-iterations down by powers of two), every system runs, in an order that rotates from level
@@ -186,27 +186,34 @@ def measure(a):
                 shape = sw.shape(pattern, it, a.steps)
                 prober = ("peer" if peak_system in PEERS else "policy", peak_system)
                 one = sw.point(prober, peak_shape, rep, "probe-1", threads=1)
-                probe = sw.point(prober, peak_shape, rep, "probe")
                 one["pattern"] = "probe-1"
-                probe["pattern"] = "probe"
-                # a busy machine leaves fewer than `threads` cores: the peak is then what `threads`
-                # cores of today's speed would give, so that serial work cannot look parallel
-                level_peak = max(probe["flops"], a.threads * one["flops"])
-                probe["peak_flops"] = one["peak_flops"] = level_peak
-                rows += [one, probe]
+                rows.append(one)
                 turn += 1
                 order = live[turn % len(live):] + live[:turn % len(live)] if live else []
+
+                def probe():
+                    r = sw.point(prober, peak_shape, rep, "probe")
+                    r["pattern"] = "probe"
+                    rows.append(r)
+                    return r
+
+                # a probe between every two runs: each run is compared with the mean of the two
+                # around it, the machine's capacity at that moment
+                before = probe()
                 for system in order:
                     r = sw.point(system, shape, rep, "sweep")
-                    r["peak_flops"] = level_peak
+                    after = probe()
+                    r["peak_flops"] = (before["flops"] + after["flops"]) / 2
                     rows.append(r)
-                    if r["flops"] / level_peak < a.stop_below:
+                    before = after
+                    if r["flops"] / r["peak_flops"] < a.stop_below:
                         live.remove(system)
                 if not live:
                     break
     shutil.rmtree(os.path.join(a.out, "runs"), ignore_errors=True) if not a.keep_runs else None
     for r in rows:
-        r["peak_flops"] = r["peak_flops"] or peak
+        if not r["peak_flops"]:
+            r["peak_flops"] = r["flops"] if r["pattern"] == "probe" else peak
         r["efficiency"] = r["flops"] / r["peak_flops"]
         r["efficiency_start"] = r["flops"] / peak
     with open(os.path.join(a.out, "points.csv"), "w", newline="") as f:
@@ -266,10 +273,15 @@ def fmt_us(v):
 
 def report(root):
     rows = read_points(root)
-    probes = [r["peak_flops"] for r in rows if r["pattern"] == "probe"]
-    # cores the probe found free: its FLOP/s with all threads over its FLOP/s with one
-    free = [p["flops"] / o["flops"] for p, o in zip([r for r in rows if r["pattern"] == "probe"],
-                                                    [r for r in rows if r["pattern"] == "probe-1"])]
+    probes = [r["flops"] for r in rows if r["pattern"] == "probe"]
+    # cores the probes found free: a level's one-thread probe against the all-thread probe after it
+    free, one = [], None
+    for r in rows:
+        if r["pattern"] == "probe-1":
+            one = r
+        elif r["pattern"] == "probe" and one:
+            free.append(r["flops"] / one["flops"])
+            one = None
     rows = [r for r in rows if r["pattern"] not in ("peak", "probe", "probe-1")]
     systems = list(dict.fromkeys((r["system"], r["kind"]) for r in rows))
     patterns = [p for p in PATTERNS if any(r["pattern"] == p for r in rows)]
