@@ -9,8 +9,8 @@ the machine's peak FLOP/s (TaskBench, Slaughter et al., SC 2020).
     metg.py --report DIR        (tables and figures again from DIR/points.csv)
 
 Method. Peak: every system runs the trivial graph with the compute_bound kernel at 4 x
---max-iterations per task, --reps times; the system with the best median FLOP/s there becomes
-the probe. On a shared machine the FLOP/s one core delivers moves by 2-3x from minute to
+--max-iterations per task, --reps times; the peer (or, without peers, the system) with the best
+median FLOP/s there becomes the probe. On a shared machine the FLOP/s one core delivers moves by 2-3x from minute to
 minute (neighbours' load, a sibling hyperthread busy or idle), so one peak measured at the start
 would make the curves measure the neighbours: the probe runs that peak configuration again
 between every two runs of the sweep, and each run is compared with the mean of the two probes
@@ -57,7 +57,8 @@ PEERS = {"omp": ("patterns_omp", "OpenMP tasks (depend)"), "tbb": ("patterns_tbb
 FLOP_PER_ITER = 16  # workloads/taskgraph.h TG_FLOP_PER_ITER
 TARGET_S = 0.03     # measured wall time aimed at per run
 FIELDS = ["system", "kind", "pattern", "iterations", "rep", "executions", "tasks", "wall_ns", "wall_min_ns",
-          "wall_max_ns", "flop", "flops", "peak_flops", "efficiency", "efficiency_start", "granularity_us"]
+          "wall_max_ns", "flop", "flops", "peak_flops", "efficiency", "efficiency_start", "granularity_us",
+          "busiest_worker_share"]
 
 
 class Sweep:
@@ -97,9 +98,13 @@ class Sweep:
             die(f"{out}: {len(lat)} jobs recorded of {execs}", 1)
         # tasks per execution: the workload's tasks less the one launcher task of each job
         per_exec = s["reconciliation"]["tasks_created"] // execs - 1
+        # how much of the work one worker did: 1.0 means the other threads never took part
+        with open(os.path.join(out, "workers.csv"), newline="") as f:
+            ran = [int(w["tasks"]) for w in csv.DictReader(f) if w["worker"].isdigit()]
+        share = max(ran) / sum(ran) if sum(ran) else ""
         if not self.a.keep_runs:
             shutil.rmtree(out, ignore_errors=True)
-        return [int(x) for x in lat[1:]], per_exec
+        return [int(x) for x in lat[1:]], per_exec, share
 
     def run_peer(self, peer, shape, rep, execs, threads):
         exe = os.path.join(self.bindir, PEERS[peer][0])
@@ -113,14 +118,14 @@ class Sweep:
             die(f"{PEERS[peer][0]} failed on {shape['pattern']} (exit {p.returncode}): {p.stderr.strip()}",
                 p.returncode)
         rows = list(csv.DictReader(p.stdout.splitlines()))
-        return [int(r["wall_ns"]) for r in rows[1:]], int(rows[0]["tasks"])
+        return [int(r["wall_ns"]) for r in rows[1:]], int(rows[0]["tasks"]), ""
 
     def point(self, system, shape, rep, label, threads=None):
         kind, name = system
         threads = threads or self.a.threads
         execs = self.executions(shape["iterations"], shape["steps"])
         fn = self.run_peer if kind == "peer" else self.run_policy
-        walls, tasks = fn(name, shape, rep, execs, threads)
+        walls, tasks, share = fn(name, shape, rep, execs, threads)
         self.runs += 1
         # the median execution: a neighbour's burst on the shared machine moves it less than a sum
         wall = float(np.median(walls))
@@ -129,7 +134,7 @@ class Sweep:
                "executions": len(walls), "tasks": tasks, "wall_ns": round(wall), "wall_min_ns": min(walls),
                "wall_max_ns": max(walls), "flop": flop, "flops": flop / (wall * 1e-9), "peak_flops": None,
                "efficiency": None, "efficiency_start": None,
-               "granularity_us": wall * 1e-3 * threads / tasks}
+               "granularity_us": wall * 1e-3 * threads / tasks, "busiest_worker_share": share}
         print(f"{PROG}: {time.monotonic() - self.t0:6.0f} s  {label:<10} {name:<13} {shape['pattern']:<20} "
               f"iter {shape['iterations']:>6}  rep {rep}  {row['granularity_us']:9.2f} us  "
               f"{row['flops'] / 1e9:6.2f} GFLOP/s", file=sys.stderr, flush=True)
@@ -170,7 +175,10 @@ def measure(a):
             r["pattern"] = "peak"
             rows.append(r)
     medians = {s[1]: float(np.median([r["flops"] for r in rows if r["system"] == s[1]])) for s in systems}
-    peak_system = max(medians, key=medians.get)
+    # the probe must keep every thread busy whatever the scheduler under test does wrong: a peer
+    # when there is one (a policy that leaves a core idle would otherwise set the yardstick)
+    candidates = [s[1] for s in systems if s[0] == "peer"] or list(medians)
+    peak_system = max(candidates, key=medians.get)
     peak = medians[peak_system]
     sw.ns_per_iter = FLOP_PER_ITER * a.threads / peak * 1e9
     its = []
@@ -299,9 +307,11 @@ def report(root):
             vals = [v for v, s in per_rep]
             statuses = {s for _, s in per_rep}
             status = "ok" if statuses == {"ok"} else "/".join(sorted(statuses))
+            shares = [float(r["busiest_worker_share"]) for r in mine if r["busiest_worker_share"]]
             table.append({"pattern": pattern, "system": system, "kind": kind, "reps": len(per_rep),
                           "metg_us": float(np.median(vals)), "min_us": min(vals), "max_us": max(vals),
-                          "best_efficiency": max(r["efficiency"] for r in mine), "status": status})
+                          "best_efficiency": max(r["efficiency"] for r in mine), "status": status,
+                          "busiest_worker_share": float(np.median(shares)) if shares else ""})
     with open(os.path.join(root, "metg.csv"), "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=list(table[0]))
         w.writeheader()
@@ -313,7 +323,8 @@ def report(root):
              f"{np.median(probes) / 1e9:.2f} GFLOP/s ({min(probes) / 1e9:.2f}..{max(probes) / 1e9:.2f}); cores the "
              f"probe found free: median {np.median(free):.2f} ({min(free):.2f}..{max(free):.2f}) of {peak['threads']}. "
              "\"n/r\": 50% not reached (best efficiency in brackets); \"<g\": still above 50% at the finest point.", "",
-             "| system | " + " | ".join(patterns) + " |", "|---|" + "---|" * len(patterns)]
+             "| system | " + " | ".join(patterns) + " | busiest worker's share of the tasks |",
+             "|---|" + "---|" * (len(patterns) + 1)]
     for system, kind in systems:
         cells = []
         for pattern in patterns:
@@ -325,9 +336,12 @@ def report(root):
             else:
                 mark = "" if t["status"] == "ok" else "*"
                 cells.append(f"{fmt_us(t['metg_us'])} ({fmt_us(t['min_us'])}..{fmt_us(t['max_us'])}){mark}")
-        lines.append(f"| {label_of(system, kind)} | " + " | ".join(cells) + " |")
+        shares = [float(r["busiest_worker_share"]) for r in rows if r["system"] == system and r["busiest_worker_share"]]
+        share = f"{np.median(shares):.0%} ({min(shares):.0%}..{max(shares):.0%})" if shares else "-"
+        lines.append(f"| {label_of(system, kind)} | " + " | ".join(cells) + f" | {share} |")
     lines += ["", "\\* some repetitions did not reach 50% or did not fall below it; the median counts those as "
-              "infinite or as the finest granularity measured."]
+              "infinite or as the finest granularity measured. The last column: the median over every run of the "
+              "share of the tasks that the busiest worker ran (100%: the other workers never took part)."]
     with open(os.path.join(root, "metg.md"), "w") as f:
         f.write("\n".join(lines) + "\n")
     print("\n".join(lines))
@@ -351,7 +365,8 @@ def figures(root, rows, systems, patterns):
             ax.axhline(0.5, color="grey", lw=0.8, ls=":")
             ax.set_xscale("log")
             ax.set_yscale("log")
-            ax.set_ylim(0.01, 1.5)
+            top = max([1.2] + [r["efficiency"] * 1.15 for r in rows if r["pattern"] == pattern])
+            ax.set_ylim(0.01, top)
             ax.set_title(pattern, fontsize=11)
             ax.set_xlabel("task granularity (µs, log scale)", fontsize=10)
             ax.set_ylabel("efficiency (fraction of peak FLOP/s, log)", fontsize=10)
