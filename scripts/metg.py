@@ -227,7 +227,8 @@ def measure(a):
     with open(os.path.join(a.out, "points.csv"), "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=FIELDS)
         w.writeheader()
-        w.writerows(rows)
+        # four significant digits: the machine's noise is far larger, and the file stays small
+        w.writerows({k: f"{v:.4g}" if isinstance(v, float) else v for k, v in r.items()} for r in rows)
     git = subprocess.run(["git", "-C", os.path.dirname(os.path.abspath(__file__)), "rev-parse", "--short", "HEAD"],
                          capture_output=True, text=True).stdout.strip()
     with open(os.path.join(a.out, "peak.json"), "w") as f:
