@@ -10,8 +10,8 @@ the machine's peak FLOP/s (TaskBench, Slaughter et al., SC 2020).
 
 Method. Peak: every system runs the trivial graph with the compute_bound kernel at 4 x
 --max-iterations per task, --reps times; the peer (or, without peers, the system) with the best
-median FLOP/s there becomes the probe. On a shared machine the FLOP/s one core delivers moves by 2-3x from minute to
-minute (neighbours' load, a sibling hyperthread busy or idle), so one peak measured at the start
+median FLOP/s there becomes the probe. On a shared machine the FLOP/s one core delivers moves
+several times over from minute to minute (neighbours' load), so one peak measured at the start
 would make the curves measure the neighbours: the probe runs that peak configuration again
 between every two runs of the sweep, and each run is compared with the mean of the two probes
 around it (the row's peak_flops; efficiency_start keeps the comparison with the first peak).
@@ -319,7 +319,7 @@ def report(root):
         w.writerows(table)
     peak = load_json(os.path.join(root, "peak.json"))
     lines = [f"METG(50%) in µs, median (min..max) over {peak['reps']} repetitions; {peak['threads']} threads, width "
-             f"{peak['width']}, {peak['steps']} steps, compute_bound; peak probed before every level with "
+             f"{peak['width']}, {peak['steps']} steps, compute_bound; peak probed between every two runs with "
              f"{label_of(peak['peak_system'], 'peer' if peak['peak_system'] in PEERS else 'policy')}: median "
              f"{np.median(probes) / 1e9:.2f} GFLOP/s ({min(probes) / 1e9:.2f}..{max(probes) / 1e9:.2f}); cores the "
              f"probe found free: median {np.median(free):.2f} ({min(free):.2f}..{max(free):.2f}) of {peak['threads']}. "
@@ -342,7 +342,8 @@ def report(root):
         lines.append(f"| {label_of(system, kind)} | " + " | ".join(cells) + f" | {share} |")
     lines += ["", "\\* some repetitions did not reach 50% or did not fall below it; the median counts those as "
               "infinite or as the finest granularity measured. The last column: the median over every run of the "
-              "share of the tasks that the busiest worker ran (100%: the other workers never took part)."]
+              "share of the tasks that the busiest worker ran (100%: the other workers never took part; \"-\": the peers, and serial, whose tasks run on "
+              "the request thread)."]
     with open(os.path.join(root, "metg.md"), "w") as f:
         f.write("\n".join(lines) + "\n")
     print("\n".join(lines))
