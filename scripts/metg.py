@@ -355,7 +355,8 @@ def figures(root, rows, systems, patterns):
     styles = {s: (cmap(i % 20), "--" if s[1] == "peer" else "-") for i, s in enumerate(systems)}
     for n, start in enumerate(range(0, len(patterns), 4), 1):
         group = patterns[start:start + 4]
-        fig, axes = plt.subplots(2, 2, figsize=(12, 9), squeeze=False)
+        nrows = (len(group) + 1) // 2
+        fig, axes = plt.subplots(nrows, 2, figsize=(12, 4.5 * nrows), squeeze=False)
         for ax, pattern in zip(axes.flat, group):
             for system, kind in systems:
                 mine = [r for r in rows if r["pattern"] == pattern and r["system"] == system]
@@ -377,7 +378,7 @@ def figures(root, rows, systems, patterns):
             ax.set_visible(False)
         handles, labels = axes.flat[0].get_legend_handles_labels()
         fig.legend(handles, labels, loc="lower center", ncol=6, fontsize=9, frameon=False)
-        fig.tight_layout(rect=(0, 0.07, 1, 1))
+        fig.tight_layout(rect=(0, 0.07 if nrows > 1 else 0.12, 1, 1))
         png = save(fig, root, f"metg-{n}")
         print(f"{PROG}: wrote {png}", file=sys.stderr)
 
