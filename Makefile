@@ -32,7 +32,7 @@ WORKLOAD_SRC := $(wildcard workloads/*.c)
 LIB_SRC := $(CORE_SRC) $(POLICY_SRC) $(WORKLOAD_SRC)
 HDRS := $(wildcard core/*.h policies/*.h workloads/*.h harness/*.h)
 
-.PHONY: all deps test unit stress bench bench-core clean help schedbed compare plot sweep peers reproduce sweep-test
+.PHONY: all deps test unit stress bench bench-core clean help schedbed compare plot sweep peers reproduce sweep-test metg
 
 ## all         build the library (make schedbed for the program)
 all: deps $(B)/release/libschedbed.a
@@ -172,14 +172,32 @@ model-check: deps
 	CC="$(CC)" models/check.sh $(B)/models
 
 # ---- peers and the study ----
-## peers       the OpenMP and oneTBB versions of the microbenchmarks, for side-by-side figures
-peers: deps $(B)/release/peers_omp $(B)/release/peers_tbb
+## peers       the OpenMP and oneTBB versions of the microbenchmarks and of the patterns task graphs, for side-by-side figures
+peers: deps $(B)/release/peers_omp $(B)/release/peers_tbb $(B)/release/patterns_omp $(B)/release/patterns_tbb
 $(B)/release/peers_omp: peers/peers_omp.c | deps
 	@mkdir -p $(dir $@)
 	$(CC) -O2 -fopenmp $< -o $@
 $(B)/release/peers_tbb: peers/peers_tbb.cpp | deps
 	@mkdir -p $(dir $@)
 	g++ -O2 -std=c++17 $< -ltbb -o $@
+
+# The task-graph peers compile the workload's own graphs and kernels (workloads/taskgraph.c).
+PATTERNS_PEER_OBJ := $(B)/peers/patterns_peer.o $(B)/peers/taskgraph.o
+$(B)/peers/%.o: peers/%.c peers/patterns_peer.h workloads/taskgraph.h workloads/mix.h | deps
+	@mkdir -p $(dir $@)
+	$(CC) -std=c11 -D_GNU_SOURCE -O2 $(WARN) -c $< -o $@
+$(B)/peers/%.o: workloads/%.c workloads/taskgraph.h workloads/mix.h | deps
+	@mkdir -p $(dir $@)
+	$(CC) -std=c11 -D_GNU_SOURCE -O2 $(WARN) -c $< -o $@
+$(B)/release/patterns_omp: peers/patterns_omp.c $(PATTERNS_PEER_OBJ) | deps
+	$(CC) -std=c11 -D_GNU_SOURCE -O2 $(WARN) -fopenmp $^ -o $@
+$(B)/release/patterns_tbb: peers/patterns_tbb.cpp $(PATTERNS_PEER_OBJ) | deps
+	g++ -std=c++17 -O2 -Wall -Wextra $^ -ltbb -o $@
+
+METG_ARGS ?=
+## metg        METG(50%) of every policy and the OpenMP/oneTBB peers on the task-graph patterns: results/metg-<time>/ (METG_ARGS='--patterns a,b --reps 3')
+metg: deps $(SCHEDBED) $(B)/release/patterns_omp $(B)/release/patterns_tbb
+	$(PYTHON) scripts/metg.py --schedbed $(SCHEDBED) --out results/metg-$(STAMP) $(METG_ARGS)
 
 EXPERIMENTS ?=
 REPRODUCE_ARGS ?=

@@ -94,11 +94,12 @@ void bench_write_summary(FILE *f, const struct bench_opts *o, struct bench_resul
 	fprintf(f,
 		" },\n  \"reconciliation\": { \"jobs_submitted\": %llu, \"jobs_done\": %llu, \"jobs_failed\": %llu, "
 		"\"teardowns\": %llu, \"tasks_created\": %llu, \"tasks_run\": %llu, \"yields\": %llu, \"blocked\": %llu, "
-		"\"dropped\": %llu, \"ok\": %s },\n",
+		"\"dropped\": %llu, \"results_wrong\": %llu, \"ok\": %s },\n",
 		(unsigned long long)r->wl.jobs_submitted, (unsigned long long)r->wl.jobs_done,
 		(unsigned long long)r->wl.jobs_failed, (unsigned long long)t[SB_C_TEARDOWN],
 		(unsigned long long)r->wl.tasks_created, (unsigned long long)t[SB_C_RUN], (unsigned long long)t[SB_C_YIELD],
-		(unsigned long long)t[SB_C_BLOCKED], (unsigned long long)t[SB_C_DROPPED], r->recon_ok ? "true" : "false");
+		(unsigned long long)t[SB_C_BLOCKED], (unsigned long long)t[SB_C_DROPPED],
+		(unsigned long long)r->wl.results_wrong, r->recon_ok ? "true" : "false");
 	fprintf(f,
 		"  \"recorded\": { \"job_rows\": %zu, \"job_rows_dropped\": %zu, \"trace_events\": %zu, "
 		"\"trace_events_written\": %zu, \"trace_events_lost\": %zu },\n  \"failure\": ",
@@ -211,5 +212,6 @@ void bench_print_table(FILE *f, const struct bench_opts *o, const struct bench_r
 	if (r->ev_total)
 		fprintf(f, "  trace.json: %zu of %zu recorded events (those from the window's start%s)\n", r->ev_written,
 			r->ev_total, r->ev_limited ? ", up to --trace-limit" : "");
-	fprintf(f, "  accounting %s%s\n", r->recon_ok ? "ok" : "FAILED", r->failure ? ", run FAILED" : "");
+	fprintf(f, "  accounting %s%s%s\n", r->recon_ok ? "ok" : "FAILED", r->wl.results_wrong ? ", results WRONG" : "",
+		r->failure ? ", run FAILED" : "");
 }

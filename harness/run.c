@@ -378,6 +378,10 @@ int bench_run(struct bench_opts *o)
 		} else if (!r.recon_ok) {
 			bench_error("run failed: %s", r.recon_text);
 			rc = BENCH_EXIT_FAIL;
+		} else if (r.wl.results_wrong) {
+			bench_error("run failed: %llu wrong results; the first: %s", (unsigned long long)r.wl.results_wrong,
+				    r.wl.wrong_text);
+			rc = BENCH_EXIT_FAIL;
 		}
 	}
 	o->workload->destroy(wst);

@@ -278,6 +278,31 @@ Test(cli, interrupted_run_leaves_nothing, .timeout = 60)
 	free(dir);
 }
 
+/* A workload that finds a wrong result fails the run: exit 1, the first wrong result on stderr,
+ * and the count in summary.json (the patterns workload with a planted wrong output). */
+Test(cli, wrong_result_fails_run, .timeout = 60)
+{
+	char *dir = make_tmp();
+	char *argv[] = { SCHEDBED_BIN, "run", "--policy", "stealing", "--workload", "patterns", "--jobs", "2",
+			 "--threads", "2", "--set", "fault=wrong_output", "--set", "steps=10", "--set", "iterations=4",
+			 "--quiet", "--out", "run", NULL };
+	struct outcome *o = malloc(sizeof *o);
+	cr_assert(o);
+	run_in(dir, argv, o);
+	cr_expect_eq(o->status, 1, "exit status: %d (%s)", o->status, o->err);
+	cr_expect(strstr(o->err, "wrong results; the first: stencil_1d: graph 0 task (step 6, column"),
+		  "stderr names the first wrong result: %s", o->err);
+	cr_expect(strstr(o->out, "results WRONG"), "the summary table says so: %s", o->out);
+	char path[512], summary[1 << 14];
+	snprintf(path, sizeof path, "%s/run/summary.json", dir);
+	slurp(path, summary, sizeof summary);
+	cr_expect(strstr(summary, "\"results_wrong\": ") && !strstr(summary, "\"results_wrong\": 0"),
+		  "summary.json counts them");
+	free(o);
+	remove_tree(dir);
+	free(dir);
+}
+
 /* ---- a good run ---- */
 
 #define GOOD_JOBS "24"

@@ -47,6 +47,11 @@ WORKLOAD_CASES = {
     "micro": [["--jobs", "3", "--set", "length=200", "--set", "pattern=pingpong"],
               ["--jobs", "3", "--set", "length=200", "--set", "pattern=spawn_many"],
               ["--jobs", "3", "--set", "length=200", "--set", "pattern=yield_many"]],
+    "patterns": [["--jobs", "3", "--set", "pattern=stencil_1d", "--set", "steps=20", "--set", "iterations=16",
+                  "--set", "graphs=2"],
+                 ["--jobs", "3", "--set", "pattern=random_nearest", "--set", "radix=5", "--set", "width=8",
+                  "--set", "steps=10", "--set", "kernel=memory_bound", "--set", "scratch_bytes=256",
+                  "--set", "iterations=2"]],
 }
 
 
