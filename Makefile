@@ -52,24 +52,30 @@ $(B)/$(1)/libschedbed.a: $$(patsubst %.c,$(B)/$(1)/%.o,$$(LIB_SRC))
 	gcc-ar rcs $$@ $$^
 endef
 
-$(eval $(call variant,release,-O2 -flto=auto))
+# The flag lists live in variables: make splits $(call ...) arguments at commas, so a literal
+# `-fsanitize=address,undefined` passed to call would reach the compiler as `-fsanitize=address`.
+RELEASE_FLAGS := -O2 -flto=auto
+TSAN_FLAGS := -O1 -fsanitize=thread -fno-omit-frame-pointer -Wno-tsan
+ASAN_FLAGS := -O1 -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+
+$(eval $(call variant,release,$$(RELEASE_FLAGS)))
 # -Wno-tsan: ThreadSanitizer does not model standalone fences. Every access the core's fences
 # order is itself atomic (worker state, queue indices), so the sanitizer reports no false race
 # for them; it simply does not check the suspend/wake liveness argument (models/ does).
-$(eval $(call variant,tsan,-O1 -fsanitize=thread -fno-omit-frame-pointer -Wno-tsan))
-$(eval $(call variant,asan,-O1 -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined))
+$(eval $(call variant,tsan,$$(TSAN_FLAGS)))
+$(eval $(call variant,asan,$$(ASAN_FLAGS)))
 
 # ---- the schedbed program ----
 HARNESS_SRC := $(wildcard harness/*.c)
 # Compiled into meta.json: where the sources are (for git) and the flags the program was built with.
-HARNESS_DEFS := -DSB_SRCDIR='"$(CURDIR)"' -DSB_BUILD_CFLAGS='"$(strip $(BASE_CFLAGS)) -O2 -flto=auto"'
+HARNESS_DEFS := -DSB_SRCDIR='"$(CURDIR)"' -DSB_BUILD_CFLAGS='"$(strip $(BASE_CFLAGS)) $(RELEASE_FLAGS)"'
 
 $(B)/release/harness/%.o: harness/%.c $(HDRS) | deps
 	@mkdir -p $(dir $@)
-	$(CC) $(BASE_CFLAGS) -O2 -flto=auto $(HARNESS_DEFS) -c $< -o $@
+	$(CC) $(BASE_CFLAGS) $(RELEASE_FLAGS) $(HARNESS_DEFS) -c $< -o $@
 
 $(B)/release/schedbed: $(patsubst %.c,$(B)/release/%.o,$(HARNESS_SRC)) $(B)/release/libschedbed.a
-	$(CC) $(BASE_CFLAGS) -O2 -flto=auto $^ $(PKG_LIBS) -o $@
+	$(CC) $(BASE_CFLAGS) $(RELEASE_FLAGS) $^ $(PKG_LIBS) -o $@
 
 ## schedbed    build the program into build/release/schedbed (then: schedbed --help, schedbed list)
 schedbed: deps $(B)/release/schedbed
@@ -80,8 +86,8 @@ $(B)/$(1)/harness/%.o: BASE_CFLAGS += $$(HARNESS_DEFS)
 $(B)/$(1)/schedbed: $$(patsubst %.c,$(B)/$(1)/%.o,$$(HARNESS_SRC)) $(B)/$(1)/libschedbed.a
 	$$(CC) $$(BASE_CFLAGS) $(2) $$^ $$(PKG_LIBS) -o $$@
 endef
-$(eval $(call sanitized_program,tsan,-O1 -fsanitize=thread -fno-omit-frame-pointer -Wno-tsan))
-$(eval $(call sanitized_program,asan,-O1 -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined))
+$(eval $(call sanitized_program,tsan,$$(TSAN_FLAGS)))
+$(eval $(call sanitized_program,asan,$$(ASAN_FLAGS)))
 
 # ---- tests ----
 TEST_SRC := $(wildcard tests/*.c)
@@ -108,8 +114,8 @@ define stress_bin
 $(B)/$(1)/stress: tests/stress/stress.c $(B)/$(1)/libschedbed.a
 	$$(CC) $$(BASE_CFLAGS) $(2) $$^ $$(PKG_LIBS) -o $$@
 endef
-$(eval $(call stress_bin,tsan,-O1 -fsanitize=thread -fno-omit-frame-pointer -Wno-tsan))
-$(eval $(call stress_bin,asan,-O1 -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined))
+$(eval $(call stress_bin,tsan,$$(TSAN_FLAGS)))
+$(eval $(call stress_bin,asan,$$(ASAN_FLAGS)))
 
 STRESS_ARGS ?= --threads 1,2,4,8 --chaos 7
 export TSAN_OPTIONS := halt_on_error=1 second_deadlock_stack=1 suppressions=$(CURDIR)/tests/stress/tsan.supp

@@ -223,12 +223,13 @@ static void print_one(const struct sb_param *p, FILE *f, const char *indent)
 	fprintf(f, "%s%-40s default %-10s range %-20s %s\n", indent, p->name, def, range, p->help ? p->help : "");
 }
 
-void sb_param_print(const struct sb_param *tbl, FILE *f, const char *indent)
+void sb_param_print(const struct sb_param *tbl, FILE *f, const char *indent, bool includes)
 {
 	for (const struct sb_param *p = tbl; p->type != SB_P_END; p++) {
-		if (p->type == SB_P_INCLUDE)
-			sb_param_print(p->include, f, indent);
-		else
+		if (p->type == SB_P_INCLUDE) {
+			if (includes)
+				sb_param_print(p->include, f, indent, true);
+		} else
 			print_one(p, f, indent);
 	}
 }

@@ -37,13 +37,34 @@ static void usage_list(FILE *f)
 	      f);
 }
 
+/* The earlier policy whose whole parameter table `inc` is (the family a policy composes), or NULL. */
+static const struct sb_policy_ops *family_of(const struct sb_param *inc, const struct sb_policy_ops *const *upto)
+{
+	for (const struct sb_policy_ops *const *q = sb_policies; q < upto; q++)
+		if ((*q)->params == inc)
+			return *q;
+	return NULL;
+}
+
 static void list_all(FILE *f)
 {
 	fputs("policies (--policy NAME; parameters with --set NAME=VALUE or policy.NAME=VALUE):\n", f);
 	for (const struct sb_policy_ops *const *p = sb_policies; *p; p++) {
 		fprintf(f, "  %-12s %s\n", (*p)->name, (*p)->description ? (*p)->description : "");
-		if ((*p)->params)
-			sb_param_print((*p)->params, f, "      ");
+		if (!(*p)->params)
+			continue;
+		/* A family member lists the family's shared parameters by reference, not again. */
+		bool unnamed = false;
+		for (const struct sb_param *e = (*p)->params; e->type != SB_P_END; e++) {
+			if (e->type != SB_P_INCLUDE)
+				continue;
+			const struct sb_policy_ops *fam = family_of(e->include, p);
+			if (fam)
+				fprintf(f, "      every parameter of %s (above), and:\n", fam->name);
+			else
+				unnamed = true;
+		}
+		sb_param_print((*p)->params, f, "      ", unnamed);
 	}
 	fputs("\nworkloads (--workload NAME; parameters with --set NAME=VALUE or workload.NAME=VALUE):\n", f);
 	for (const struct sb_workload *const *w = sb_workloads; *w; w++) {
@@ -55,12 +76,12 @@ static void list_all(FILE *f)
 			fputc('\n', f);
 		}
 		if ((*w)->params)
-			sb_param_print((*w)->params, f, "      ");
+			sb_param_print((*w)->params, f, "      ", true);
 	}
 	fputs("\ncore parameters (--set NAME=VALUE or core.NAME=VALUE):\n", f);
-	sb_param_print(sb_core_params, f, "      ");
+	sb_param_print(sb_core_params, f, "      ", true);
 	fputs("\nrun options (--duration, --warmup, --jobs, --seed, --trace-limit):\n", f);
-	sb_param_print(bench_param_table, f, "      ");
+	sb_param_print(bench_param_table, f, "      ", true);
 }
 
 static int cmd_list(int argc, char **argv)

@@ -98,9 +98,9 @@ static void distribution_destroy(void *st)
 static int distribution_create(struct sb_rt *rt, const void *params, void **state, char *err, size_t errlen)
 {
 	const struct distribution_params *p = params;
-	struct distribution *d = ws_alloc_lines(sizeof *d);
+	struct distribution *d = sb_alloc_lines(sizeof *d);
 	unsigned n = sb_nworkers(rt);
-	if (!d || !(d->w = ws_alloc_lines(n * sizeof *d->w))) {
+	if (!d || !(d->w = sb_alloc_lines(n * sizeof *d->w))) {
 		free(d);
 		snprintf(err, errlen, "out of memory");
 		return -1;

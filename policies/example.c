@@ -19,7 +19,7 @@ static int fifo_create(struct sb_rt *rt, const void *params, void **state, char 
 {
 	(void)rt;
 	(void)params;
-	struct fifo *f = malloc(sizeof *f);
+	struct fifo *f = sb_alloc_lines(sizeof *f); /* sb_mpmc is cache-line aligned */
 	if (!f || sb_mpmc_init(&f->q, 16)) {
 		free(f);
 		snprintf(err, errlen, "out of memory");

@@ -41,6 +41,7 @@ struct hybrid {
 	int64_t level;
 	_Atomic uint64_t nr_serial, nr_stealing, nr_lock_busy;
 };
+SB_ASSERT_MALLOC_ALIGNED(struct hybrid);
 
 static int hybrid_create(struct sb_rt *rt, const void *params, void **state, char *err, size_t errlen)
 {

@@ -188,6 +188,11 @@ static const struct bad_case bad_cases[] = {
 	{ "fulldir:old", { RUN, "--jobs", "5", "--out", "old" }, "exists and is not empty" },
 	{ "", { RUN, "--jobs", "5", "--out", "@E" }, "--out needs a directory path" },
 	{ "", { "list", "--frobnicate" }, "bad option '--frobnicate'" },
+	{ "", { "run", "--workload", "micro" }, "missing --policy; valid policies are: " },
+	{ "", { RUN, "--set", "thread_count=3", "--threads", "2" },
+	  "'--set thread_count=3' and '--threads 2' give one" },
+	{ "", { RUN, "--set", "length=3", "--set", "workload.length=4" }, "give one parameter two values" },
+	{ "", { RUN, "--jobs", "5", "--jobs", "6" }, "'--jobs 5' and '--jobs 6' give one parameter two values" },
 };
 
 ParameterizedTestParameters(cli, bad_input)
@@ -450,6 +455,28 @@ Test(cli, run_ids_are_unique, .timeout = 60)
 
 /* ---- list and help ---- */
 
+/* Lines of the listing's policy section that list parameter `name`. */
+static unsigned listed_times(const char *out, const char *name)
+{
+	const char *end = strstr(out, "\nworkloads (");
+	char pat[128];
+	snprintf(pat, sizeof pat, "\n      %s ", name);
+	unsigned n = 0;
+	for (const char *s = out; (s = strstr(s, pat)) && (!end || s < end); s++)
+		n++;
+	return n;
+}
+
+/* Policies whose own table (not an included one) has a parameter called `name`. */
+static unsigned owners(const char *name)
+{
+	unsigned n = 0;
+	for (const struct sb_policy_ops *const *p = sb_policies; *p; p++)
+		for (const struct sb_param *q = (*p)->params; q && q->type != SB_P_END; q++)
+			n += q->type != SB_P_INCLUDE && strcmp(q->name, name) == 0;
+	return n;
+}
+
 Test(cli, list_names_everything, .timeout = 30)
 {
 	char *dir = make_tmp();
@@ -464,6 +491,24 @@ Test(cli, list_names_everything, .timeout = 30)
 			if (q->type != SB_P_INCLUDE)
 				cr_expect(strstr(o->out, q->name), "parameter %s of %s listed", q->name, (*p)->name);
 	}
+	/* a family's shared parameters (a table other policies include) are listed once, under the
+	 * policy that owns them, and each member says it has them */
+	unsigned members = 0;
+	for (const struct sb_policy_ops *const *p = sb_policies; *p; p++)
+		for (const struct sb_param *e = (*p)->params; e && e->type != SB_P_END; e++) {
+			if (e->type != SB_P_INCLUDE)
+				continue;
+			members++;
+			for (const struct sb_param *q = e->include; q->type != SB_P_END; q++)
+				cr_expect_eq(listed_times(o->out, q->name), owners(q->name),
+					     "shared parameter %s of %s: listed %u times, expected %u", q->name, (*p)->name,
+					     listed_times(o->out, q->name), owners(q->name));
+		}
+	cr_expect(members > 0, "the registry has a policy family to check");
+	unsigned refs = 0;
+	for (const char *s = o->out; (s = strstr(s, "every parameter of ")); s++)
+		refs++;
+	cr_expect_eq(refs, members, "each family member names its family once: %u of %u", refs, members);
 	for (const struct sb_workload *const *w = sb_workloads; *w; w++)
 		cr_expect(strstr(o->out, (*w)->name), "workload %s listed", (*w)->name);
 	for (const struct sb_param *q = sb_core_params; q->type != SB_P_END; q++)
