@@ -32,7 +32,7 @@ WORKLOAD_SRC := $(wildcard workloads/*.c)
 LIB_SRC := $(CORE_SRC) $(POLICY_SRC) $(WORKLOAD_SRC)
 HDRS := $(wildcard core/*.h policies/*.h workloads/*.h harness/*.h)
 
-.PHONY: all deps test unit stress bench clean help schedbed compare plot sweep peers reproduce
+.PHONY: all deps test unit canaries stress bench clean help schedbed compare plot sweep peers reproduce
 
 ## all         build the library (make schedbed for the program)
 all: deps $(B)/release/libschedbed.a
@@ -110,9 +110,14 @@ unit: deps $(B)/tests/schedbed-tests
 	$(B)/tests/schedbed-tests --jobs 2
 
 # ---- sanitizer stress (a plain binary: Criterion forks and ThreadSanitizer cannot follow) ----
+# The canary (tests/canary/) is built with exactly the stress binary's flags: its planted bugs
+# being caught is the proof that those flags really turn the sanitizers on.
 define stress_bin
 $(B)/$(1)/stress: tests/stress/stress.c $(B)/$(1)/libschedbed.a
 	$$(CC) $$(BASE_CFLAGS) $(2) $$^ $$(PKG_LIBS) -o $$@
+$(B)/$(1)/canary: tests/canary/canary.c | deps
+	@mkdir -p $$(dir $$@)
+	$$(CC) $$(BASE_CFLAGS) $(2) $$< -o $$@
 endef
 $(eval $(call stress_bin,tsan,$$(TSAN_FLAGS)))
 $(eval $(call stress_bin,asan,$$(ASAN_FLAGS)))
@@ -122,8 +127,13 @@ export TSAN_OPTIONS := halt_on_error=1 second_deadlock_stack=1 suppressions=$(CU
 export ASAN_OPTIONS := detect_leaks=1 abort_on_error=1
 export UBSAN_OPTIONS := print_stacktrace=1 halt_on_error=1
 
-## stress      the stress binary, then every policy x workload x thread count, under ThreadSanitizer and under AddressSanitizer+LeakSanitizer
-stress: deps $(B)/tsan/stress $(B)/asan/stress $(B)/tsan/schedbed $(B)/asan/schedbed
+## canaries    planted UB, overflow, leak and race programs that the sanitizer builds must catch (proof the sanitizers are live)
+canaries: deps $(B)/tsan/canary $(B)/asan/canary
+	tests/canary/run.sh asan $(B)/asan/canary
+	tests/canary/run.sh tsan $(B)/tsan/canary
+
+## stress      the canaries, the stress binary, then every policy x workload x thread count, under ThreadSanitizer and under AddressSanitizer+UBSan+LeakSanitizer
+stress: deps canaries $(B)/tsan/stress $(B)/asan/stress $(B)/tsan/schedbed $(B)/asan/schedbed
 	$(B)/tsan/stress $(STRESS_ARGS)
 	$(B)/asan/stress $(STRESS_ARGS)
 	$(PYTHON) tests/stress/matrix.py --schedbed $(B)/tsan/schedbed --chaos 11 --scale 4 $(MATRIX_ARGS)
