@@ -123,6 +123,9 @@ const char *bench_class_name(const struct sb_workload *w, unsigned i);
 
 /* outdir.c: the result directory is built under a temporary name beside its final place and
  * renamed into place only when complete; an interrupt or a failure before that removes it. */
+/* Take SIGINT, SIGTERM and SIGHUP on one dedicated thread from now on: call before any other
+ * thread starts. An interrupt removes whatever the run has not published and exits 130. */
+int bench_signals_start(char *err, size_t errlen);
 /* Choose and create the place (results/<run_id>, or --out); run_id may get a "-N" suffix. */
 int bench_out_prepare(const char *out_opt, char *run_id, size_t idlen, char *err, size_t errlen);
 /* Open a result file (meta.json, summary.json, jobs.csv, workers.csv, trace.json) in the

@@ -273,7 +273,11 @@ int bench_run(struct bench_opts *o)
 	while (r.nclasses < SB_MAX_CLASSES && o->workload->classes && o->workload->classes[r.nclasses])
 		r.nclasses++;
 
-	/* everything that forks (git) or may fail on bad input happens before any thread exists */
+	if (bench_signals_start(err, sizeof err) != 0) {
+		bench_error("%s", err);
+		return BENCH_EXIT_FAIL;
+	}
+	/* everything that forks (git) or may fail on bad input happens before any worker exists */
 	struct bench_host host;
 	bench_host_collect(&host);
 	if (bench_out_prepare(o->out, r.run_id, sizeof r.run_id, err, sizeof err) != 0) {

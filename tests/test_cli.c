@@ -283,6 +283,63 @@ Test(cli, interrupted_run_leaves_nothing, .timeout = 60)
 	free(dir);
 }
 
+/*
+ * Interrupts at every stage (before the directory is reserved, while workers run, while files are
+ * written, after publishing), once or twice in a row, with the default place and with an --out
+ * whose parents do not exist: the working directory ends either empty or holding one complete
+ * result, never an empty or half-written one.
+ */
+Test(cli, interrupts_anywhere_leave_nothing_half_made, .timeout = 120)
+{
+	char *cap = make_tmp();
+	unsigned complete = 0, interrupted = 0;
+	for (unsigned i = 0; i < 40; i++) {
+		char *dir = make_tmp();
+		char *argv[] = { SCHEDBED_BIN, "run", "--policy", (char *)sb_policies[i % 3]->name, "--workload", "micro",
+				 "--duration", "0.1", "--warmup", "0.02", "--threads", "2", "--quiet",
+				 i % 2 ? "--out" : NULL, "deep/er/run", NULL };
+		pid_t pid = spawn_in(dir, cap, argv);
+		struct timespec ts = { 0, (long)(i * 4 % 160) * 1000 * 1000 }; /* 0..156 ms: every stage */
+		nanosleep(&ts, NULL);
+		kill(pid, SIGINT);
+		if (i % 4 >= 2)
+			kill(pid, SIGINT); /* a second Ctrl-C right behind the first */
+		struct outcome *o = malloc(sizeof *o);
+		cr_assert(o);
+		wait_for(pid, cap, o);
+		char after[4096];
+		listing(dir, after, sizeof after);
+		if (after[0]) {
+			/* only a finished run may leave something, and then exactly its five files */
+			char run[512], listed[4096];
+			snprintf(run, sizeof run, i % 2 ? "%s/deep/er/run" : "%s/results", dir);
+			if (!(i % 2)) {
+				DIR *d = opendir(run);
+				struct dirent *e;
+				while (d && (e = readdir(d)))
+					if (e->d_name[0] != '.')
+						snprintf(run + strlen(run), sizeof run - strlen(run), "/%s", e->d_name);
+				if (d)
+					closedir(d);
+			}
+			listing(run, listed, sizeof listed);
+			cr_expect_str_eq(listed, "jobs.csv\nmeta.json\nsummary.json\nworkers.csv\n",
+					 "run %u (SIGINT at %ld ms, exit %d) left an incomplete %s: %s", i,
+					 ts.tv_nsec / 1000000, o->status, run, listed);
+			complete++;
+		} else {
+			cr_expect_eq(o->status, 130, "run %u: exit %d after SIGINT (%s)", i, o->status, o->err);
+			interrupted++;
+		}
+		free(o);
+		remove_tree(dir);
+		free(dir);
+	}
+	cr_expect(interrupted > 0, "some runs were interrupted before they finished");
+	remove_tree(cap);
+	free(cap);
+}
+
 /* ---- a good run ---- */
 
 #define GOOD_JOBS "24"
