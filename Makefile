@@ -144,6 +144,12 @@ test: unit stress model-check
 
 # ---- runs and plots ----
 SCHEDBED := $(B)/release/schedbed
+# bench, compare and sweep run one worker per core unless THREADS or ARGS sets the count: the
+# parameter's default (jogasaki's 5) on a 2-core machine would measure the kernel's time-slicing.
+CORES := $(shell nproc 2>/dev/null || echo 1)
+THREADS_GIVEN = $(THREADS)$(findstring thread_count,$(ARGS))$(findstring --threads,$(ARGS))$(findstring -t ,$(ARGS))
+RUN_THREADS = $(or $(THREADS),$(if $(THREADS_GIVEN),,$(CORES)))
+SAY_THREADS = $(if $(THREADS_GIVEN),@true,@echo "$@: THREADS=$(CORES), one worker per core (THREADS=5 for jogasaki's default)")
 REPS ?= 3
 RATE_PARAM ?= rate
 RATES ?= 500,1000,2000,4000,8000
@@ -152,15 +158,17 @@ STAMP = $$(date -u +%Y%m%dT%H%M%SZ)
 
 ## bench       one run and its plots: make bench POLICY=hybrid [WORKLOAD=oltp] [THREADS=n] [ARGS='--set k=v ...']
 bench: deps $(SCHEDBED)
+	$(SAY_THREADS)
 	set -o pipefail; log=$$(mktemp); trap 'rm -f "$$log"' EXIT; \
-	$(SCHEDBED) run --policy $(POLICY) --workload $(WORKLOAD) $(if $(THREADS),--threads $(THREADS)) $(ARGS) | tee "$$log"; \
+	$(SCHEDBED) run --policy $(POLICY) --workload $(WORKLOAD) $(if $(RUN_THREADS),--threads $(RUN_THREADS)) $(ARGS) | tee "$$log" && \
 	$(PYTHON) scripts/plot_run.py "$$(sed -n 's/^results: //p' "$$log")"
 
 ## compare     every policy on WORKLOAD, same seed, alternating, REPS rounds: results/compare-<time>/
 compare: deps $(SCHEDBED)
+	$(SAY_THREADS)
 	set -e; d=results/compare-$(STAMP); \
 	$(PYTHON) scripts/compare.py --run --schedbed $(SCHEDBED) --workload $(WORKLOAD) --reps $(REPS) \
-		$(if $(POLICIES),--policies $(POLICIES)) $(if $(THREADS),--threads $(THREADS)) "$$d" -- \
+		$(if $(POLICIES),--policies $(POLICIES)) $(if $(RUN_THREADS),--threads $(RUN_THREADS)) "$$d" -- \
 		$(if $(findstring --duration,$(ARGS))$(findstring --jobs,$(ARGS)),,--duration 5) $(ARGS); \
 	gnuplot -e "dir='$$d'" scripts/compare.gp; \
 	echo "compare: $$d"
@@ -172,8 +180,9 @@ plot: deps
 
 ## sweep       p99 latency against offered load: [WORKLOAD=oltp] [RATE_PARAM=rate] [RATES=500,..,8000] [POLICIES=a,b]
 sweep: deps $(SCHEDBED)
+	$(SAY_THREADS)
 	$(PYTHON) scripts/sweep.py --schedbed $(SCHEDBED) --workload $(WORKLOAD) --param $(RATE_PARAM) --rates $(RATES) \
-		$(if $(POLICIES),--policies $(POLICIES)) $(if $(THREADS),--threads $(THREADS)) --out results/sweep-$(STAMP) -- \
+		$(if $(POLICIES),--policies $(POLICIES)) $(if $(RUN_THREADS),--threads $(RUN_THREADS)) --out results/sweep-$(STAMP) -- \
 		$(if $(findstring --duration,$(ARGS))$(findstring --jobs,$(ARGS)),,--duration 3) $(ARGS)
 
 # ---- model checking (models/README.md) ----

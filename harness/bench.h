@@ -150,7 +150,6 @@ struct bench_host {
 	int git_dirty;            /* 1, 0, or -1 when unknown */
 	char host[256];
 	char cpu_model[256];
-	long ncpu;
 	char topology[1024];      /* hwloc synthetic description, "" when not expressible */
 	unsigned packages, cores, pus;
 };

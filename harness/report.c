@@ -186,6 +186,36 @@ static void class_row(FILE *f, const char *name, const struct sb_hist *h, double
 		fmt_ns(c, sizeof c, h, 0.999), fmt_ns(d, sizeof d, h, 1.0));
 }
 
+static bool pstat_value(const struct bench_result *r, const char *key, double *v)
+{
+	for (size_t i = 0; i < r->npstats; i++)
+		if (strcmp(r->pstats[i].key, key) == 0) {
+			*v = r->pstats[i].value;
+			return true;
+		}
+	return false;
+}
+
+/* The policy's path counters, and one note when one of them stayed 0 (see sb_policy_ops.paths). */
+static void paths_line(FILE *f, const struct bench_opts *o, const struct bench_result *r)
+{
+	const char *const *k = o->policy->paths;
+	if (!k || !*k)
+		return;
+	fprintf(f, "  %s:", o->policy->name);
+	bool zero = false;
+	for (; *k; k++) {
+		double v = 0;
+		if (!pstat_value(r, *k, &v))
+			continue;
+		fprintf(f, " %s %.0f", *k, v);
+		zero |= v == 0;
+	}
+	fputc('\n', f);
+	if (zero && o->policy->degenerate_hint)
+		fprintf(f, "  note: %s\n", o->policy->degenerate_hint);
+}
+
 void bench_print_table(FILE *f, const struct bench_opts *o, const struct bench_result *r)
 {
 	const uint64_t *w = r->window_cnt;
@@ -208,6 +238,7 @@ void bench_print_table(FILE *f, const struct bench_opts *o, const struct bench_r
 		si(rate, sizeof rate, per_s((double)w[SB_C_RUN], r->window_s)), r->cpu_window.user_s, r->cpu_window.sys_s,
 		per_s(cpu, r->window_s), (unsigned long long)w[SB_C_STOLEN], (unsigned long long)w[SB_C_STEAL_SWEEP],
 		(unsigned long long)w[SB_C_SUSPEND], (unsigned long long)w[SB_C_WOKEN]);
+	paths_line(f, o, r);
 	if (r->ev_total)
 		fprintf(f, "  trace.json: %zu of %zu recorded events (those from the window's start%s)\n", r->ev_written,
 			r->ev_total, r->ev_limited ? ", up to --trace-limit" : "");

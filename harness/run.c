@@ -280,6 +280,11 @@ int bench_run(struct bench_opts *o)
 	/* everything that forks (git) or may fail on bad input happens before any worker exists */
 	struct bench_host host;
 	bench_host_collect(&host);
+	/* jogasaki's default of 5 workers stays the default; on a smaller machine say what it means */
+	if (!o->quiet && host.pus && (uint64_t)o->core.thread_count > host.pus)
+		fprintf(stderr, "schedbed: note: %lld workers on %u hardware threads: the kernel time-slices them "
+				"(--threads %u gives one per core)\n",
+			(long long)o->core.thread_count, host.pus, host.pus);
 	if (bench_out_prepare(o->out, r.run_id, sizeof r.run_id, err, sizeof err) != 0) {
 		bench_error("%s", err);
 		return BENCH_EXIT_USAGE;

@@ -591,3 +591,40 @@ Test(cli, help_on_every_command, .timeout = 30)
 	remove_tree(dir);
 	free(dir);
 }
+
+/* ---- the table names what the policy did ---- */
+
+/* hybrid at jogasaki's default level sends every oltp job one way, and the table says so with
+ * the setting that splits them; at that setting both paths have jobs and there is no note. */
+Test(cli, table_shows_hybrid_split_and_degenerate_note, .timeout = 60)
+{
+	char *dir = make_tmp();
+	struct outcome *o = malloc(sizeof *o);
+	cr_assert(o);
+	const char *levels[] = { "0", "20" };
+	for (int i = 0; i < 2; i++) {
+		char set[64];
+		snprintf(set, sizeof set, "lightweight_job_level=%s", levels[i]);
+		char *argv[] = { SCHEDBED_BIN, "run", "--policy", "hybrid", "--workload", "oltp", "--threads", "2",
+				 "--jobs", "60", "--set", "clients=3", "--set", "epoch_us=1000", "--set", set, "--out",
+				 (char *)levels[i], NULL };
+		run_in(dir, argv, o);
+		cr_assert_eq(o->status, 0, "%s", o->err);
+		const char *line = strstr(o->out, "  hybrid: jobs_serial ");
+		cr_assert(line, "the table shows hybrid's split: %s", o->out);
+		unsigned long serial = 0, stealing = 0;
+		cr_assert_eq(sscanf(line, "  hybrid: jobs_serial %lu jobs_stealing %lu", &serial, &stealing), 2, "%s", line);
+		if (i == 0) {
+			cr_expect_eq(serial, 0, "level 0: no oltp job runs serially (%lu)", serial);
+			cr_expect(strstr(o->out, "note: every job took one path") &&
+					  strstr(o->out, "--set lightweight_job_level=20"),
+				  "the degenerate run is named with the setting that differs: %s", o->out);
+		} else {
+			cr_expect(serial > 0 && stealing > 0, "level 20 splits: %lu serial, %lu stealing", serial, stealing);
+			cr_expect(!strstr(o->out, "note: "), "no note when both paths ran: %s", o->out);
+		}
+	}
+	free(o);
+	remove_tree(dir);
+	free(dir);
+}
