@@ -280,11 +280,6 @@ int bench_run(struct bench_opts *o)
 	/* everything that forks (git) or may fail on bad input happens before any worker exists */
 	struct bench_host host;
 	bench_host_collect(&host);
-	/* jogasaki's default of 5 workers stays the default; on a smaller machine say what it means */
-	if (!o->quiet && host.pus && (uint64_t)o->core.thread_count > host.pus)
-		fprintf(stderr, "schedbed: note: %lld workers on %u hardware threads: the kernel time-slices them "
-				"(--threads %u gives one per core)\n",
-			(long long)o->core.thread_count, host.pus, host.pus);
 	if (bench_out_prepare(o->out, r.run_id, sizeof r.run_id, err, sizeof err) != 0) {
 		bench_error("%s", err);
 		return BENCH_EXIT_USAGE;
@@ -298,6 +293,12 @@ int bench_run(struct bench_opts *o)
 		return start_failure_status(err);
 	}
 	r.nworkers = sb_rt_nworkers(rt);
+	/* after every check of the input: jogasaki's default of 5 workers stays the default, and on a
+	 * smaller machine one line says what it means */
+	if (!o->quiet && host.pus && (uint64_t)o->core.thread_count > host.pus)
+		fprintf(stderr, "schedbed: note: %lld workers on %u hardware threads: the kernel time-slices them "
+				"(--threads %u gives one per core)\n",
+			(long long)o->core.thread_count, host.pus, host.pus);
 	/* trace.json keeps the earliest trace_limit events of the window; no thread needs more */
 	sb_rt_set_trace_cap(rt, (size_t)o->p.trace_limit);
 	sb_rt_set_window(rt, UINT64_MAX, UINT64_MAX); /* nothing recorded during warm-up */
