@@ -32,7 +32,7 @@ WORKLOAD_SRC := $(wildcard workloads/*.c)
 LIB_SRC := $(CORE_SRC) $(POLICY_SRC) $(WORKLOAD_SRC)
 HDRS := $(wildcard core/*.h policies/*.h workloads/*.h harness/*.h)
 
-.PHONY: all deps test unit canaries stress bench clean help schedbed compare plot sweep peers reproduce
+.PHONY: all deps test check unit canaries stress clang valgrind bench clean help schedbed compare plot sweep peers reproduce
 
 ## all         build the library (make schedbed for the program)
 all: deps $(B)/release/libschedbed.a
@@ -57,6 +57,9 @@ endef
 RELEASE_FLAGS := -O2 -flto=auto
 TSAN_FLAGS := -O1 -fsanitize=thread -fno-omit-frame-pointer -Wno-tsan
 ASAN_FLAGS := -O1 -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+# A second compiler: clang's warnings (as errors) on every file, and the matrix through its build.
+CLANG_FLAGS := -O2 -Werror
+$(B)/clang/%: CC := clang
 
 $(eval $(call variant,release,$$(RELEASE_FLAGS)))
 # -Wno-tsan: ThreadSanitizer does not model standalone fences. Every access the core's fences
@@ -64,6 +67,7 @@ $(eval $(call variant,release,$$(RELEASE_FLAGS)))
 # for them; it simply does not check the suspend/wake liveness argument (models/ does).
 $(eval $(call variant,tsan,$$(TSAN_FLAGS)))
 $(eval $(call variant,asan,$$(ASAN_FLAGS)))
+$(eval $(call variant,clang,$$(CLANG_FLAGS)))
 
 # ---- the schedbed program ----
 HARNESS_SRC := $(wildcard harness/*.c)
@@ -88,6 +92,7 @@ $(B)/$(1)/schedbed: $$(patsubst %.c,$(B)/$(1)/%.o,$$(HARNESS_SRC)) $(B)/$(1)/lib
 endef
 $(eval $(call sanitized_program,tsan,$$(TSAN_FLAGS)))
 $(eval $(call sanitized_program,asan,$$(ASAN_FLAGS)))
+$(eval $(call sanitized_program,clang,$$(CLANG_FLAGS)))
 
 # ---- tests ----
 TEST_SRC := $(wildcard tests/*.c)
@@ -105,9 +110,9 @@ $(B)/tests/schedbed-tests: $(patsubst tests/%.c,$(B)/tests/%.o,$(TEST_SRC)) $(B)
 $(B)/tests/test_cli.o: BASE_CFLAGS += -DSCHEDBED_BIN='"$(abspath $(B))/release/schedbed"' -DSB_SRCDIR='"$(CURDIR)"'
 $(B)/tests/schedbed-tests: | $(B)/release/schedbed
 
-## unit        the Criterion suite alone
+## unit        the Criterion suite alone (one line per test as it passes)
 unit: deps $(B)/tests/schedbed-tests
-	$(B)/tests/schedbed-tests --jobs 2
+	$(B)/tests/schedbed-tests --jobs 2 $(UNIT_ARGS)
 
 # ---- sanitizer stress (a plain binary: Criterion forks and ThreadSanitizer cannot follow) ----
 # The canary (tests/canary/) is built with exactly the stress binary's flags: its planted bugs
@@ -139,8 +144,39 @@ stress: deps canaries $(B)/tsan/stress $(B)/asan/stress $(B)/tsan/schedbed $(B)/
 	$(PYTHON) tests/stress/matrix.py --schedbed $(B)/tsan/schedbed --chaos 11 --scale 4 $(MATRIX_ARGS)
 	$(PYTHON) tests/stress/matrix.py --schedbed $(B)/asan/schedbed --chaos 12 --scale 4 $(MATRIX_ARGS)
 
-## test        everything CI runs: the Criterion suite, the sanitizer stress runs, the model check
-test: unit stress model-check
+## clang       the program built by clang with warnings as errors, then the policy x workload matrix through it (2 threads)
+clang: deps $(B)/clang/schedbed
+	$(PYTHON) tests/stress/matrix.py --schedbed $(B)/clang/schedbed --chaos 13 --threads 2
+
+## valgrind    one small oltp run of the default policy under valgrind's memcheck (definite leaks and invalid accesses fail it)
+valgrind: deps $(SCHEDBED)
+	d=$$(mktemp -d) && trap 'rm -rf "$$d"' EXIT && \
+	valgrind -q --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite --show-leak-kinds=definite \
+		$(SCHEDBED) run --policy stealing --workload oltp --threads 2 --jobs 20 --set clients=3 --set epoch_us=1000 \
+		--quiet --out "$$d/run" && echo "ok   valgrind: stealing x oltp, no invalid access, no definite leak"
+
+## check       the edit-compile-test loop (well under a minute of tests): the Criterion suite and the sanitizer canaries
+check: deps
+	@$(MAKE) --no-print-directory -j2 $(B)/tests/schedbed-tests $(B)/asan/canary $(B)/tsan/canary
+	$(B)/tests/schedbed-tests --jobs 2
+	tests/canary/run.sh asan $(B)/asan/canary
+	tests/canary/run.sh tsan $(B)/tsan/canary
+
+# make test: every build first (two compilers at a time), then each step in turn with a header
+# line and the time so far; the first failing step ends it.
+TEST_STEPS := unit stress model-check clang valgrind
+TEST_BUILDS = $(B)/release/schedbed $(B)/tests/schedbed-tests $(foreach v,tsan asan,$(B)/$(v)/stress $(B)/$(v)/schedbed \
+	$(B)/$(v)/canary) $(B)/clang/schedbed
+## test        everything CI runs: builds, the Criterion suite, sanitizer canaries and stress runs, the model check, clang and valgrind
+test: deps
+	@start=$$(date +%s); \
+	echo "== test: build (gcc release, ThreadSanitizer, AddressSanitizer+UBSan, clang; 2 at a time)"; \
+	$(MAKE) --no-print-directory -j2 $(TEST_BUILDS) || exit 1; \
+	for s in $(TEST_STEPS); do \
+		echo "== test: $$s ($$(( $$(date +%s) - start )) s so far)"; \
+		$(MAKE) --no-print-directory $$s UNIT_ARGS=--verbose || { echo "== test: $$s FAILED after $$(( $$(date +%s) - start )) s"; exit 1; }; \
+	done; \
+	echo "== test: every step passed in $$(( $$(date +%s) - start )) s"
 
 # ---- runs and plots ----
 SCHEDBED := $(B)/release/schedbed

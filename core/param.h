@@ -65,6 +65,9 @@ void sb_param_print(const struct sb_param *tbl, FILE *f, const char *indent, boo
 void sb_param_json(const struct sb_param *tbl, const void *obj, FILE *f, const char *indent);
 /* A JSON string literal for s (escaped; NULL is written as null). */
 void sb_json_string(FILE *f, const char *s);
+/* A double as JSON: null when not finite, whole numbers as integers, anything else in the
+ * shortest form that reads back exactly (0.1 rather than 0.10000000000000001). */
+void sb_json_double(FILE *f, double v);
 /* Count entries (after includes), for tests. */
 size_t sb_param_count(const struct sb_param *tbl);
 

@@ -79,6 +79,11 @@ struct bench_cpu {
 	long maxrss_kib; /* peak resident set so far */
 };
 
+/* The latency percentiles every output reports: p50, p90, p99, p99.9 and the maximum. */
+#define BENCH_NQ 5
+extern const double bench_quantiles[BENCH_NQ];
+extern const char *const bench_quantile_keys[BENCH_NQ]; /* summary.json: "p50", ..., "max" */
+
 struct bench_result {
 	char run_id[160];
 	char date[32];            /* UTC, ISO 8601 */
@@ -90,6 +95,11 @@ struct bench_result {
 
 	struct sb_hist *hist[SB_MAX_CLASSES]; /* merged over threads; NULL when the class never ran */
 	struct sb_hist all;
+	/* Latency percentiles, ns, at bench_quantiles[] (bench_percentiles fills them), per class and
+	 * over all classes. pct_exact: nearest rank over every job's latency; false only when job
+	 * rows were capped, and then the histogram's bucket bounds (up to ~3% high). */
+	uint64_t pct[SB_MAX_CLASSES][BENCH_NQ], pct_all[BENCH_NQ];
+	bool pct_exact;
 
 	uint64_t (*worker_cnt)[SB_NR_COUNTERS];
 	uint64_t other_cnt[SB_NR_COUNTERS];
@@ -117,6 +127,8 @@ struct bench_result {
 
 /* run.c */
 int bench_run(struct bench_opts *o);
+/* report.c: fill r->pct from r->rows (or from the histograms when rows were capped). */
+int bench_percentiles(struct bench_result *r);
 
 /* The workload's name for class i (or "class<i>" past its list), in a static buffer for the latter. */
 const char *bench_class_name(const struct sb_workload *w, unsigned i);
@@ -137,8 +149,7 @@ int bench_out_publish(char *err, size_t errlen);
 void bench_out_abandon(void);
 const char *bench_out_final(void);
 
-/* json.c: the few JSON pieces the writers need. */
-void bench_json_num(FILE *f, double v);
+/* json.c: the few JSON pieces the writers need (numbers alone: sb_json_double). */
 /* `prefix` verbatim (separator and key), then s as a JSON string. */
 void bench_json_kv(FILE *f, const char *prefix, const char *s);
 /* The same for a number. */

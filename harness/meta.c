@@ -176,11 +176,10 @@ void bench_write_meta(FILE *f, const struct bench_opts *o, struct bench_result *
 	fputs("],\n    \"params\": ", f);
 	param_object(f, o->workload->params, o->wparams);
 	fprintf(f, "\n  },\n  \"seed\": %lld,\n  \"duration_s\": ", (long long)o->p.seed);
-	bench_json_num(f, o->p.jobs ? NAN : o->p.duration);
+	sb_json_double(f, o->p.jobs ? NAN : o->p.duration);
 	bench_json_kn(f, ",\n  \"warmup_s\": ", o->p.warmup);
 	bench_json_kn(f, ",\n  \"jobs\": ", o->p.jobs ? (double)o->p.jobs : NAN);
-	fputs(",\n  \"run\": {\n", f);
-	sb_param_json(bench_param_table, &o->p, f, "    ");
-	bench_json_kv(f, "  },\n  \"failure\": ", r->failure);
+	fprintf(f, ",\n  \"trace_limit\": %lld", (long long)o->p.trace_limit);
+	bench_json_kv(f, ",\n  \"failure\": ", r->failure);
 	fputs("\n}\n", f);
 }

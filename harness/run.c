@@ -9,6 +9,7 @@
  * (the accounting reconciles them); window rates come from relaxed snapshots at both ends.
  * Does not own the files' formats (report.c, meta.c, trace.c) or the directory (outdir.c).
  */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
@@ -340,7 +341,10 @@ int bench_run(struct bench_opts *o)
 	struct bench_cpu cpu1 = cpu_now();
 	for (unsigned c = 0; c < SB_NR_COUNTERS; c++)
 		r.window_cnt[c] -= win.cnt0[c];
-	r.cpu_window = (struct bench_cpu){ cpu1.user_s - win.cpu0.user_s, cpu1.sys_s - win.cpu0.sys_s, cpu1.maxrss_kib };
+	/* rusage counts whole microseconds: difference them as such, so 0.056174 s does not print as
+	 * 0.056173999999999995 */
+	r.cpu_window = (struct bench_cpu){ round((cpu1.user_s - win.cpu0.user_s) * 1e6) / 1e6,
+					   round((cpu1.sys_s - win.cpu0.sys_s) * 1e6) / 1e6, cpu1.maxrss_kib };
 	r.window_s = (double)(r.win_end - r.win_start) / 1e9;
 	if (pg.on && pg.tty)
 		fputc('\n', stderr);
@@ -368,7 +372,7 @@ int bench_run(struct bench_opts *o)
 	qsort(r.rows, r.nrows, sizeof *r.rows, row_order);
 
 	int rc = BENCH_EXIT_OK;
-	if (col.oom) {
+	if (col.oom || bench_percentiles(&r) != 0) {
 		bench_out_abandon();
 		bench_error("out of memory while reading the recordings back");
 		rc = BENCH_EXIT_FAIL;

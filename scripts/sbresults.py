@@ -65,6 +65,12 @@ def load_run(run_dir):
     return run
 
 
+def pct(values, q):
+    """Percentile q (0..100) by nearest rank, the one method schedbed's table and summary.json use:
+    the smallest value with at least q% of the values at or below it (no interpolation)."""
+    return float(np.percentile(values, q, method="inverted_cdf"))
+
+
 def job_latencies(run_dir):
     """{class name: numpy array of latencies in ns} from jobs.csv (empty when it is missing)."""
     path = os.path.join(run_dir, "jobs.csv")

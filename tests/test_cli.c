@@ -407,7 +407,7 @@ ParameterizedTest(struct sb_tpol *pol, cli, good_run_files, .timeout = 60)
 	snprintf(path, sizeof path, "%s/meta.json", run);
 	cr_expect(python_ok("import json,sys\n"
 			    "m=json.load(open(sys.argv[1]))\n"
-			    "need='git command_line host cpu_model cores_online topology compiler date policy core workload seed duration_s warmup_s jobs failure'.split()\n"
+			    "need='git command_line host cpu_model cores_online topology compiler date policy core workload seed duration_s warmup_s jobs trace_limit failure'.split()\n"
 			    "miss=[k for k in need if k not in m]\n"
 			    "assert not miss, miss\n"
 			    "assert m['policy']['name']==sys.argv[2] and 'params' in m['policy']\n"
@@ -420,10 +420,10 @@ ParameterizedTest(struct sb_tpol *pol, cli, good_run_files, .timeout = 60)
 	snprintf(path, sizeof path, "%s/summary.json", run);
 	cr_expect(python_ok("import json,sys\n"
 			    "s=json.load(open(sys.argv[1]))\n"
-			    "need='run_id policy workload threads window_s jobs throughput tasks_per_s cpu classes counters policy_stats reconciliation failure'.split()\n"
+			    "need='run_id policy workload threads window_s throughput tasks_per_s cpu classes counters policy_stats reconciliation failure'.split()\n"
 			    "miss=[k for k in need if k not in s]\n"
 			    "assert not miss, miss\n"
-			    "assert s['jobs']==" GOOD_JOBS " and s['threads']==2 and s['failure'] is None\n"
+			    "assert s['all']['count']==" GOOD_JOBS " and s['threads']==2 and s['failure'] is None\n"
 			    "assert s['reconciliation']['ok'] is True\n"
 			    "c=s['classes']['chain']\n"
 			    "assert set('count throughput p50 p90 p99 p999 max mean'.split())<=set(c)\n"
@@ -432,6 +432,17 @@ ParameterizedTest(struct sb_tpol *pol, cli, good_run_files, .timeout = 60)
 			    "assert s['counters']['total']['tasks']==" GOOD_JOBS "*" GOOD_LENGTH "\n",
 			    path, NULL),
 		  "summary.json parses, has the required keys, and the run adds up");
+	/* one percentile method: summary.json's values are what the plots compute from jobs.csv */
+	cr_expect(python_ok("import csv,json,sys\n"
+			    "sys.path.insert(0,sys.argv[2]+'/scripts')\n"
+			    "from sbresults import pct, job_latencies\n"
+			    "s=json.load(open(sys.argv[1]+'/summary.json'))\n"
+			    "assert s['percentiles']=='nearest rank over every job', s['percentiles']\n"
+			    "for c,v in job_latencies(sys.argv[1]).items():\n"
+			    "  for k,q in (('p50',50),('p90',90),('p99',99),('p999',99.9),('max',100)):\n"
+			    "    assert s['classes'][c][k]==pct(v,q), (c,k,s['classes'][c][k],pct(v,q))\n",
+			    run, SB_SRCDIR),
+		  "summary.json's percentiles are the nearest-rank values of jobs.csv");
 	snprintf(path, sizeof path, "%s/trace.json", run);
 	cr_expect(python_ok("import json,sys\n"
 			    "t=json.load(open(sys.argv[1]))['traceEvents']\n"
@@ -627,4 +638,29 @@ Test(cli, table_shows_hybrid_split_and_degenerate_note, .timeout = 60)
 	free(o);
 	remove_tree(dir);
 	free(dir);
+}
+
+/* ---- numbers in the result files ---- */
+
+/* Doubles are written in the shortest form that reads back as the same value. */
+Test(cli, doubles_are_shortest_round_trip)
+{
+	static const struct {
+		double v;
+		const char *want; /* NULL: only the round trip is checked */
+	} cases[] = { { 0.1, "0.1" }, { 0.056174, "0.056174" }, { 150791, "150791" }, { -2.5, "-2.5" },
+		      { 1.0 / 3, NULL }, { 1e-300, "1e-300" }, { 123456.789, "123456.789" }, { 1e300, "1e+300" },
+		      { 0.1 + 0.2, "0.30000000000000004" } };
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		char *buf = NULL;
+		size_t len = 0;
+		FILE *f = open_memstream(&buf, &len);
+		cr_assert(f);
+		sb_json_double(f, cases[i].v);
+		fclose(f);
+		cr_expect_eq(strtod(buf, NULL), cases[i].v, "%s reads back as %.17g", buf, cases[i].v);
+		if (cases[i].want)
+			cr_expect_str_eq(buf, cases[i].want, "%.17g is written as %s", cases[i].v, buf);
+		free(buf);
+	}
 }
