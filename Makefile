@@ -20,8 +20,8 @@ THREADS ?=
 ARGS ?=
 RUN ?=
 
-PKG_CFLAGS = $(shell pkg-config --cflags liburcu-cds liburcu-memb hwloc 2>/dev/null)
-PKG_LIBS = $(shell pkg-config --libs liburcu-cds liburcu-memb hwloc 2>/dev/null) -lm
+PKG_CFLAGS = $(shell pkg-config --cflags liburcu-cds liburcu-memb hwloc zlib 2>/dev/null)
+PKG_LIBS = $(shell pkg-config --libs liburcu-cds liburcu-memb hwloc zlib 2>/dev/null) -lm
 
 WARN := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wno-unused-parameter
 BASE_CFLAGS := -std=c11 -D_GNU_SOURCE -pthread -g $(WARN) $(PKG_CFLAGS)
@@ -197,7 +197,8 @@ bench: deps $(SCHEDBED)
 	$(SAY_THREADS)
 	set -o pipefail; log=$$(mktemp); trap 'rm -f "$$log"' EXIT; \
 	$(SCHEDBED) run --policy $(POLICY) --workload $(WORKLOAD) $(if $(RUN_THREADS),--threads $(RUN_THREADS)) $(ARGS) | tee "$$log" && \
-	$(PYTHON) scripts/plot_run.py "$$(sed -n 's/^results: //p' "$$log")"
+	run=$$(sed -n 's/^results: //p' "$$log") && $(PYTHON) scripts/plot_run.py "$$run" && \
+	gnuplot -e "term='dumb'; only='cdf'" "$$run/plot.gp"
 
 ## compare     every policy on WORKLOAD, same seed, alternating, REPS rounds: results/compare-<time>/
 compare: deps $(SCHEDBED)
@@ -244,7 +245,7 @@ reproduce: deps $(SCHEDBED) peers
 	$(if $(EXPERIMENTS),,rm -rf results/paper/sweep && $(PYTHON) scripts/sweep.py --schedbed $(SCHEDBED) --workload oltp \
 		--param rate --rates 250,500,1000,2000,3000 --policies stealing,serial,lanes,global,priority --reps 2 \
 		--threads 2 --out results/paper/sweep -- --duration 3 --warmup 1 && \
-		find results/paper/sweep -name jobs.csv -delete -o -name workers.csv -delete)
+		find results/paper/sweep \( -name jobs.csv.gz -o -name workers.csv -o -name plot.gp \) -delete)
 
 ## clean       remove the build directory (results/ stays)
 clean:

@@ -140,8 +140,8 @@ const char *bench_class_name(const struct sb_workload *w, unsigned i);
 int bench_signals_start(char *err, size_t errlen);
 /* Choose and create the place (results/<run_id>, or --out); run_id may get a "-N" suffix. */
 int bench_out_prepare(const char *out_opt, char *run_id, size_t idlen, char *err, size_t errlen);
-/* Open a result file (meta.json, summary.json, jobs.csv, workers.csv, trace.json) in the
- * temporary directory. */
+/* Open a result file (meta.json, summary.json, jobs.csv.gz, workers.csv, trace.json, plot.gp)
+ * in the temporary directory; a name ending in .gz is gzip-compressed as it is written. */
 FILE *bench_out_open(const char *name, char *err, size_t errlen);
 /* Close a file opened above, reporting write errors (disk full) in err. */
 int bench_out_close(FILE *f, const char *name, char *err, size_t errlen);
@@ -173,6 +173,9 @@ void bench_write_meta(FILE *f, const struct bench_opts *o, struct bench_result *
 void bench_write_summary(FILE *f, const struct bench_opts *o, struct bench_result *r, const struct bench_host *h);
 void bench_write_jobs(FILE *f, const struct bench_opts *o, struct bench_result *r, const struct bench_host *h);
 void bench_write_workers(FILE *f, const struct bench_opts *o, struct bench_result *r, const struct bench_host *h);
+/* outputs.c: `schedbed outputs`, the reference for every file, column and key a run writes. */
+void bench_usage_outputs(FILE *f);
+void bench_write_plot(FILE *f, const struct bench_opts *o, struct bench_result *r, const struct bench_host *h);
 void trace_write(FILE *f, const struct bench_opts *o, struct bench_result *r, const struct bench_host *h);
 
 /* report.c */

@@ -60,7 +60,10 @@ void bench_usage_run(FILE *f)
 	      "  -q, --quiet            no progress lines\n"
 	      "  -h, --help             this text\n"
 	      "\n"
-	      "Exit status: 0 done, 1 the run failed (invariant, stall, accounting), 2 bad input.\n",
+	      "Exit status: 0 done, 1 the run failed (invariant, stall, accounting), 2 bad input,\n"
+	      "130 interrupted (nothing half-written is left).\n"
+	      "Files written (jobs.csv.gz, workers.csv, summary.json, meta.json, plot.gp, trace.json), every\n"
+	      "column and key with its unit: schedbed outputs.\n",
 	      f);
 }
 

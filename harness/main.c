@@ -21,6 +21,7 @@ static void usage(FILE *f)
 	      "commands:\n"
 	      "  run     run one workload under one policy and write its results (schedbed run --help)\n"
 	      "  list    every policy, workload and parameter with its default and range (schedbed list --help)\n"
+	      "  outputs what a run writes: every file, column and key, with units (read this before the files)\n"
 	      "  help    this text\n",
 	      f);
 }
@@ -124,7 +125,7 @@ static int cmd_list(int argc, char **argv)
 int main(int argc, char **argv)
 {
 	if (argc < 2) {
-		bench_error("missing command; valid commands are: run, list, help (see schedbed --help)");
+		bench_error("missing command; valid commands are: run, list, outputs, help (see schedbed --help)");
 		return BENCH_EXIT_USAGE;
 	}
 	const char *cmd = argv[1];
@@ -134,6 +135,10 @@ int main(int argc, char **argv)
 	}
 	if (strcmp(cmd, "list") == 0 || strcmp(cmd, "--list") == 0)
 		return cmd_list(argc - 1, argv + 1);
+	if (strcmp(cmd, "outputs") == 0) {
+		bench_usage_outputs(stdout);
+		return BENCH_EXIT_OK;
+	}
 	if (strcmp(cmd, "run") == 0) {
 		struct bench_opts o;
 		int rc = bench_parse_run(argc - 1, argv + 1, &o);
@@ -145,6 +150,6 @@ int main(int argc, char **argv)
 		bench_opts_free(&o);
 		return rc;
 	}
-	bench_error("unknown command '%s'; valid commands are: run, list, help", cmd);
+	bench_error("unknown command '%s'; valid commands are: run, list, outputs, help", cmd);
 	return BENCH_EXIT_USAGE;
 }

@@ -25,10 +25,12 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <zlib.h>
 
 #include "bench.h"
 
-static const char *const out_files[] = { "meta.json", "summary.json", "jobs.csv", "workers.csv", "trace.json" };
+static const char *const out_files[] = { "meta.json", "summary.json", "jobs.csv.gz", "workers.csv", "trace.json",
+					"plot.gp" };
 #define NFILES (sizeof out_files / sizeof out_files[0])
 #define MAX_PARENTS 32
 
@@ -259,6 +261,34 @@ int bench_out_prepare(const char *out_opt, char *run_id, size_t idlen, char *err
 	return rc;
 }
 
+/* A FILE whose bytes go through gzip: the writers print CSV as to any file. */
+static ssize_t gz_write(void *cookie, const char *buf, size_t n)
+{
+	/* zlib takes unsigned lengths; stdio hands over at most its buffer (1 MiB) at a time */
+	return gzwrite(cookie, buf, (unsigned)n) == (int)n ? (ssize_t)n : -1;
+}
+
+static int gz_close(void *cookie)
+{
+	return gzclose(cookie) == Z_OK ? 0 : EOF;
+}
+
+static FILE *gz_file(FILE *f)
+{
+	int fd = dup(fileno(f));
+	fclose(f);
+	gzFile z = fd >= 0 ? gzdopen(fd, "wb6") : NULL;
+	if (!z) {
+		if (fd >= 0)
+			close(fd);
+		return NULL;
+	}
+	FILE *g = fopencookie(z, "w", (cookie_io_functions_t){ .write = gz_write, .close = gz_close });
+	if (!g)
+		gzclose(z);
+	return g;
+}
+
 FILE *bench_out_open(const char *name, char *err, size_t errlen)
 {
 	for (size_t i = 0; i < NFILES; i++) {
@@ -268,6 +298,9 @@ FILE *bench_out_open(const char *name, char *err, size_t errlen)
 		pthread_mutex_lock(&lock);
 		FILE *f = fopen(out.files[i], "w");
 		pthread_mutex_unlock(&lock);
+		size_t nl = strlen(name);
+		if (f && nl > 3 && strcmp(name + nl - 3, ".gz") == 0)
+			f = gz_file(f); /* per-job rows: a compare or sweep would write ~90 MB of plain CSV */
 		if (!f) {
 			snprintf(err, errlen, "cannot write %s: %s", out.files[i], strerror(errno));
 			return NULL;

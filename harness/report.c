@@ -195,6 +195,71 @@ void bench_write_workers(FILE *f, const struct bench_opts *o, struct bench_resul
 	}
 }
 
+/* ---- plot.gp ---- */
+
+/*
+ * A gnuplot script that needs nothing but the run's own files (like rt-app's per-run scripts):
+ * the latency CDF per class, from jobs.csv.gz, and jobs finished per second over the window in
+ * 100 ms bins. The classes, their counts and the window are written in as constants.
+ */
+void bench_write_plot(FILE *f, const struct bench_opts *o, struct bench_result *r, const struct bench_host *h)
+{
+	/* the window widened to whole 100 ms bins (a bin is plotted at its start) */
+	double ws = (double)(r->win_start - r->t0) / 1e9, we = ws + r->window_s;
+	ws = floor(ws * 10) / 10;
+	we = (floor(we * 10) + 1) / 10;
+	fprintf(f,
+		"# plot.gp - run %s: latency CDF per job class and throughput over time, from the files\n"
+		"# beside this script (written by schedbed run; see schedbed outputs).\n"
+		"#   gnuplot plot.gp                          latency_cdf_gp.png and throughput_gp.png here\n"
+		"#   gnuplot -e \"term='dumb'\" plot.gp         both in the terminal\n"
+		"#   gnuplot -e \"term='dumb'; only='cdf'\" plot.gp   the CDF alone\n"
+		"if (!exists(\"term\")) term = 'png'\n"
+		"if (!exists(\"only\")) only = ''\n"
+		"cd system(sprintf(\"dirname '%%s'\", ARG0))\n"
+		"rows = \"< gzip -dc jobs.csv.gz\"\n"
+		"set datafile separator ','\n"
+		"set key bottom right\n"
+		"set grid\n"
+		"if (term eq 'dumb') { set terminal dumb size 110,32 } else { set terminal pngcairo size 1000,620 }\n",
+		r->run_id);
+	fputs("classes = \"", f);
+	bool first = true;
+	for (unsigned k = 0; k < SB_MAX_CLASSES; k++)
+		if (r->hist[k] && r->hist[k]->count) {
+			fprintf(f, "%s%s", first ? "" : " ", bench_class_name(o->workload, k));
+			first = false;
+		}
+	fputs("\"\ncounts = \"", f);
+	first = true;
+	for (unsigned k = 0; k < SB_MAX_CLASSES; k++)
+		if (r->hist[k] && r->hist[k]->count) {
+			fprintf(f, "%s%llu", first ? "" : " ", (unsigned long long)r->hist[k]->count);
+			first = false;
+		}
+	fprintf(f,
+		"\"\n"
+		"if (term ne 'dumb') { set output 'latency_cdf_gp.png' }\n"
+		"set title \"%s: %s on %s, %u workers - latency CDF per class (nearest rank)\" noenhanced\n"
+		"set logscale x\n"
+		"set xlabel 'latency (us, log scale)'\n"
+		"set ylabel 'fraction of jobs at or below'\n"
+		/* one data source per class: smooth cumulative restarts at every skipped (NaN) row */
+		"plot for [i=1:words(classes)] sprintf(\"< gzip -dc jobs.csv.gz | awk -F, '$2 == \\\"%%s\\\"'\", "
+		"word(classes, i)) using ($8 / 1e3):(1.0 / real(word(counts, i))) smooth cumulative with steps "
+		"title word(classes, i) noenhanced\n"
+		"if (only eq 'cdf') { exit }\n"
+		"unset logscale x\n"
+		"set yrange [0:*]\n"
+		"if (term ne 'dumb') { set output 'throughput_gp.png' }\n"
+		"set title \"%s: jobs finished per second in the window (100 ms bins)\" noenhanced\n"
+		"set xlabel 's from run start'\n"
+		"set ylabel 'jobs/s'\n"
+		"set xrange [%.6f:%.6f]\n"
+		"plot rows using (floor($7 / 1e8) / 10.0):(10.0) smooth frequency with histeps title 'all classes'\n",
+		r->run_id, o->policy->name, o->workload->name, r->nworkers, r->run_id, ws, we);
+}
+
 /* ---- the table ---- */
 
 static const char *fmt_ns(char *buf, size_t len, const struct sb_hist *h, uint64_t value)

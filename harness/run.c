@@ -241,8 +241,8 @@ static int write_files(const struct bench_opts *o, struct bench_result *r, const
 		const char *name;
 		bench_writer fn;
 	} files[] = {
-		{ "trace.json", trace_write }, { "jobs.csv", bench_write_jobs }, { "workers.csv", bench_write_workers },
-		{ "summary.json", bench_write_summary }, { "meta.json", bench_write_meta },
+		{ "trace.json", trace_write }, { "jobs.csv.gz", bench_write_jobs }, { "workers.csv", bench_write_workers },
+		{ "summary.json", bench_write_summary }, { "meta.json", bench_write_meta }, { "plot.gp", bench_write_plot },
 	};
 	for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
 		if (files[i].fn == trace_write && !o->core.trace)

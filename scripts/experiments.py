@@ -21,9 +21,7 @@ import subprocess
 import sys
 import time
 
-import numpy as np
-
-from sbresults import Runner, die, fmt_ns, fmt_rate, load_json, plt, save
+from sbresults import np, Runner, die, fmt_ns, fmt_rate, load_json, plt, save
 
 PEERS = {"omp": "peers_omp", "tbb": "peers_tbb"}
 
@@ -268,7 +266,7 @@ def run_experiment(name, exp, a, out_root):
             args += c["args"]
             d = os.path.join(out, f"c{i}", f"r{k + 1}")
             s = runner.run(f"{name} round {k + 1}/{reps} {c['label']}", args, d)
-            for bulky in ("jobs.csv", "workers.csv", "trace.json"):
+            for bulky in ("jobs.csv", "jobs.csv.gz", "workers.csv", "trace.json", "plot.gp"):
                 if os.path.exists(os.path.join(d, bulky)):
                     os.remove(os.path.join(d, bulky))
             results[c["label"]].append(s)

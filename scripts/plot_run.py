@@ -14,9 +14,7 @@ import json
 import os
 import re
 
-import numpy as np
-
-from sbresults import cdf, die, fmt_ns, job_latencies, load_run, pct, plt, save, tail, title_of
+from sbresults import np, cdf, die, fmt_ns, job_latencies, load_run, pct, plt, save, tail, title_of
 
 TS = re.compile(r'"ts":([0-9.eE+-]+)')
 

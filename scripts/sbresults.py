@@ -1,6 +1,6 @@
 """sbresults.py - what the plotting and experiment scripts share.
 
-Owns reading a run directory written by `schedbed run` (summary.json, meta.json, jobs.csv),
+Owns reading a run directory written by `schedbed run` (summary.json, meta.json, jobs.csv.gz),
 the look of every figure (units, log axes, saving PNG and PDF side by side), and running
 `schedbed run` from a script with one progress line per run. It knows no policy and no
 workload by name: everything it shows comes from the files. Does not own any figure's content;
@@ -9,20 +9,27 @@ plot_run.py, compare.py and sweep.py do.
 Run with /usr/bin/python3 (Debian's matplotlib and numpy) and MPLBACKEND=Agg.
 """
 import csv
+import gzip
 import json
 import os
 import subprocess
 import sys
 import time
 
-os.environ.setdefault("MPLBACKEND", "Agg")
-import matplotlib  # noqa: E402
-
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-
 PROG = os.path.basename(sys.argv[0])
+
+os.environ.setdefault("MPLBACKEND", "Agg")
+try:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import numpy as np
+except ImportError as e:
+    # a python3 earlier on PATH may lack Debian's packages: one line that says which interpreter to use
+    print(f"{PROG}: {sys.executable} has no {e.name}; run the scripts with /usr/bin/python3 "
+          f"(python3-matplotlib and python3-numpy, installed by make deps)", file=sys.stderr)
+    sys.exit(2)
 
 plt.rcParams.update({
     "figure.dpi": 110,
@@ -72,12 +79,17 @@ def pct(values, q):
 
 
 def job_latencies(run_dir):
-    """{class name: numpy array of latencies in ns} from jobs.csv (empty when it is missing)."""
-    path = os.path.join(run_dir, "jobs.csv")
+    """{class name: numpy array of latencies in ns} from jobs.csv.gz (or an older run's plain
+    jobs.csv); empty when neither is there."""
     out = {}
-    if not os.path.exists(path):
-        return out
-    with open(path, newline="") as f:
+    path = os.path.join(run_dir, "jobs.csv.gz")
+    if os.path.exists(path):
+        opener = gzip.open
+    else:
+        path, opener = os.path.join(run_dir, "jobs.csv"), open
+        if not os.path.exists(path):
+            return out
+    with opener(path, "rt", newline="") as f:
         r = csv.reader(f)
         head = next(r, None)
         if not head or "class" not in head or "latency_ns" not in head:

@@ -17,9 +17,7 @@ import csv
 import glob
 import os
 
-import numpy as np
-
-from sbresults import (Runner, die, load_json, parse_with_passthrough, plt, policy_names, save, split_list)
+from sbresults import (np, Runner, die, load_json, parse_with_passthrough, plt, policy_names, save, split_list)
 
 
 def do_runs(a, extra):

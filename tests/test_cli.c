@@ -21,6 +21,7 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#include <zlib.h>
 
 #include "../core/stats.h"
 #include "../workloads/workload.h"
@@ -56,15 +57,16 @@ static void remove_tree(const char *d)
 	cr_assert_eq(system(cmd), 0, "%s", cmd);
 }
 
+/* The file's text (gzread also reads files that are not compressed). */
 static void slurp(const char *path, char *buf, size_t len)
 {
 	buf[0] = 0;
-	FILE *f = fopen(path, "r");
+	gzFile f = gzopen(path, "rb");
 	if (!f)
 		return;
-	size_t n = fread(buf, 1, len - 1, f);
-	buf[n] = 0;
-	fclose(f);
+	int n = gzread(f, buf, (unsigned)(len - 1));
+	buf[n > 0 ? n : 0] = 0;
+	gzclose(f);
 }
 
 static pid_t spawn_in(const char *cwd, const char *cap, char *const argv[])
@@ -323,7 +325,7 @@ Test(cli, interrupts_anywhere_leave_nothing_half_made, .timeout = 120)
 					closedir(d);
 			}
 			listing(run, listed, sizeof listed);
-			cr_expect_str_eq(listed, "jobs.csv\nmeta.json\nsummary.json\nworkers.csv\n",
+			cr_expect_str_eq(listed, "jobs.csv.gz\nmeta.json\nplot.gp\nsummary.json\nworkers.csv\n",
 					 "run %u (SIGINT at %ld ms, exit %d) left an incomplete %s: %s", i,
 					 ts.tv_nsec / 1000000, o->status, run, listed);
 			complete++;
@@ -399,7 +401,7 @@ ParameterizedTest(struct sb_tpol *pol, cli, good_run_files, .timeout = 60)
 	char *run = good_run(pol->name, dir, true);
 	char listed[4096];
 	listing(run, listed, sizeof listed);
-	cr_expect_str_eq(listed, "jobs.csv\nmeta.json\nsummary.json\ntrace.json\nworkers.csv\n", "the five files");
+	cr_expect_str_eq(listed, "jobs.csv.gz\nmeta.json\nplot.gp\nsummary.json\ntrace.json\nworkers.csv\n", "the six files");
 	listing(dir, listed, sizeof listed);
 	cr_expect_str_eq(listed, "run\n", "only the result directory, no temporary: %s", listed);
 
@@ -453,7 +455,7 @@ ParameterizedTest(struct sb_tpol *pol, cli, good_run_files, .timeout = 60)
 		  "trace.json parses and has one X event per task");
 
 	char line[4096], expect[4096];
-	snprintf(path, sizeof path, "%s/jobs.csv", run);
+	snprintf(path, sizeof path, "%s/jobs.csv.gz", run);
 	first_line(path, line, sizeof line);
 	cr_expect_str_eq(line, "id,class,work_level,arrival_ns,submit_ns,start_ns,end_ns,latency_ns,end_worker,status");
 	static char body[1 << 16];
@@ -494,6 +496,87 @@ Test(cli, plot_run_makes_pngs, .timeout = 120)
 		fclose(f);
 		cr_expect(n == 8 && memcmp(head, "\x89PNG\r\n\x1a\n", 8) == 0, "%s is a PNG", pngs[i]);
 	}
+	free(o);
+	free(run);
+	remove_tree(dir);
+	free(dir);
+}
+
+/* The run's own gnuplot script draws its latency CDF in the terminal and both PNGs. */
+Test(cli, run_gnuplot_script_draws, .timeout = 120)
+{
+	char *dir = make_tmp();
+	char *run = good_run(sb_policies[0]->name, dir, false);
+	char gp[700];
+	snprintf(gp, sizeof gp, "%s/plot.gp", run);
+	struct outcome *o = malloc(sizeof *o);
+	cr_assert(o);
+	char *dumb[] = { "/usr/bin/gnuplot", "-e", "term='dumb'; only='cdf'", gp, NULL };
+	run_in(dir, dumb, o);
+	cr_assert_eq(o->status, 0, "gnuplot (dumb): exit %d, stderr: %s", o->status, o->err);
+	cr_expect(strstr(o->out, "latency CDF") && strstr(o->out, "chain"), "the CDF and its class in the terminal: %s",
+		  o->out);
+	/* the curve is drawn: the class's plotting character appears beyond the legend's own line */
+	size_t marks = 0;
+	for (const char *s = o->out; *s; s++)
+		marks += *s == '*';
+	cr_expect(marks > 10, "the CDF has a curve (%zu marks): %s", marks, o->out);
+	cr_expect(o->err[0] == 0, "gnuplot says nothing on stderr: %s", o->err);
+	char *png[] = { "/usr/bin/gnuplot", gp, NULL };
+	run_in(dir, png, o);
+	cr_assert_eq(o->status, 0, "gnuplot (png): exit %d, stderr: %s", o->status, o->err);
+	static const char *const pngs[] = { "latency_cdf_gp.png", "throughput_gp.png" };
+	for (size_t i = 0; i < 2; i++) {
+		char path[800], head[16];
+		snprintf(path, sizeof path, "%s/%s", run, pngs[i]);
+		FILE *f = fopen(path, "rb");
+		cr_assert(f, "%s was written beside the script", pngs[i]);
+		size_t n = fread(head, 1, 8, f);
+		fclose(f);
+		cr_expect(n == 8 && memcmp(head, "\x89PNG\r\n\x1a\n", 8) == 0, "%s is a PNG", pngs[i]);
+	}
+	free(o);
+	free(run);
+	remove_tree(dir);
+	free(dir);
+}
+
+/* `schedbed outputs` describes every column and key a real run writes. */
+Test(cli, outputs_documents_every_column_and_key, .timeout = 60)
+{
+	char *dir = make_tmp();
+	char *run = good_run("hybrid", dir, true);
+	char *argv[] = { SCHEDBED_BIN, "outputs", NULL };
+	struct outcome *o = malloc(sizeof *o);
+	cr_assert(o);
+	run_in(dir, argv, o);
+	cr_assert_eq(o->status, 0, "%s", o->err);
+	char doc[700];
+	snprintf(doc, sizeof doc, "%s/outputs.txt", dir);
+	FILE *f = fopen(doc, "w");
+	cr_assert(f);
+	fputs(o->out, f);
+	fclose(f);
+	/* keys whose members are named by something else: classes by the workload, params and core by
+	 * schedbed list, policy_stats by the policy, counters by the counter list (checked as columns) */
+	cr_expect(python_ok("import csv,gzip,json,re,sys\n"
+			    "run,doc=sys.argv[1],open(sys.argv[2]).read()\n"
+			    "words=set(re.findall(r'[A-Za-z_0-9]+',doc))\n"
+			    "named=set()\n"
+			    "def walk(d,skip=('classes','params','core','policy_stats','other','total','window','workers')):\n"
+			    "  for k,v in d.items():\n"
+			    "    named.add(k)\n"
+			    "    if isinstance(v,dict) and k not in skip: walk(v)\n"
+			    "for n in ('summary.json','meta.json'): walk(json.load(open(run+'/'+n)))\n"
+			    "named|=set(next(csv.reader(gzip.open(run+'/jobs.csv.gz','rt'))))\n"
+			    "named|=set(next(csv.reader(open(run+'/workers.csv'))))\n"
+			    "missing=sorted(k for k in named if k not in words)\n"
+			    "assert not missing, 'not in schedbed outputs: '+' '.join(missing)\n",
+			    run, doc),
+		  "every column and key is documented");
+	char *help[] = { SCHEDBED_BIN, "run", "--help", NULL };
+	run_in(dir, help, o);
+	cr_expect(strstr(o->out, "schedbed outputs"), "run --help points to schedbed outputs: %s", o->out);
 	free(o);
 	free(run);
 	remove_tree(dir);
