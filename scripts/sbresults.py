@@ -206,6 +206,7 @@ class Runner:
         self.total = total
         self.done = 0
         self.failed = []
+        self.sized = False
         self.t0 = time.monotonic()
 
     def run(self, label, args, out_dir):
@@ -230,6 +231,12 @@ class Runner:
         s = load_json(summary_path)
         a = s["all"]
         print(f" {fmt_rate(s['throughput'])} jobs/s, p99 {fmt_ns(a['p99'])}; {eta}", file=sys.stderr)
+        if not self.sized and self.total > 1:
+            # what the whole command will write, known once one run has written its files
+            self.sized = True
+            size = sum(os.path.getsize(os.path.join(out_dir, n)) for n in os.listdir(out_dir))
+            print(f"      size: one run wrote {size / 1e6:.1f} MB; all {self.total} runs will write about "
+                  f"{size * self.total / 1e6:.1f} MB", file=sys.stderr)
         return s
 
     def report(self):

@@ -477,6 +477,17 @@ ParameterizedTest(struct sb_tpol *pol, cli, good_run_files, .timeout = 60)
 	free(dir);
 }
 
+static void expect_png(const char *run, const char *name)
+{
+	char path[800], head[16];
+	snprintf(path, sizeof path, "%s/%s", run, name);
+	FILE *f = fopen(path, "rb");
+	cr_assert(f, "%s was written in the run directory", name);
+	size_t n = fread(head, 1, 8, f);
+	fclose(f);
+	cr_expect(n == 8 && memcmp(head, "\x89PNG\r\n\x1a\n", 8) == 0, "%s is a PNG", name);
+}
+
 Test(cli, plot_run_makes_pngs, .timeout = 120)
 {
 	char *dir = make_tmp();
@@ -486,16 +497,8 @@ Test(cli, plot_run_makes_pngs, .timeout = 120)
 	cr_assert(o);
 	run_in(dir, argv, o);
 	cr_assert_eq(o->status, 0, "plot_run.py: exit %d, stderr: %s", o->status, o->err);
-	static const char *const pngs[] = { "latency_cdf.png", "timeline.png" };
-	for (size_t i = 0; i < 2; i++) {
-		char path[700], head[16];
-		snprintf(path, sizeof path, "%s/%s", run, pngs[i]);
-		FILE *f = fopen(path, "rb");
-		cr_assert(f, "%s was written", pngs[i]);
-		size_t n = fread(head, 1, 8, f);
-		fclose(f);
-		cr_expect(n == 8 && memcmp(head, "\x89PNG\r\n\x1a\n", 8) == 0, "%s is a PNG", pngs[i]);
-	}
+	expect_png(run, "latency_cdf.png");
+	expect_png(run, "timeline.png");
 	free(o);
 	free(run);
 	remove_tree(dir);
@@ -525,16 +528,8 @@ Test(cli, run_gnuplot_script_draws, .timeout = 120)
 	char *png[] = { "/usr/bin/gnuplot", gp, NULL };
 	run_in(dir, png, o);
 	cr_assert_eq(o->status, 0, "gnuplot (png): exit %d, stderr: %s", o->status, o->err);
-	static const char *const pngs[] = { "latency_cdf_gp.png", "throughput_gp.png" };
-	for (size_t i = 0; i < 2; i++) {
-		char path[800], head[16];
-		snprintf(path, sizeof path, "%s/%s", run, pngs[i]);
-		FILE *f = fopen(path, "rb");
-		cr_assert(f, "%s was written beside the script", pngs[i]);
-		size_t n = fread(head, 1, 8, f);
-		fclose(f);
-		cr_expect(n == 8 && memcmp(head, "\x89PNG\r\n\x1a\n", 8) == 0, "%s is a PNG", pngs[i]);
-	}
+	expect_png(run, "latency_cdf_gp.png");
+	expect_png(run, "throughput_gp.png");
 	free(o);
 	free(run);
 	remove_tree(dir);
