@@ -32,7 +32,7 @@ WORKLOAD_SRC := $(wildcard workloads/*.c)
 LIB_SRC := $(CORE_SRC) $(POLICY_SRC) $(WORKLOAD_SRC)
 HDRS := $(wildcard core/*.h policies/*.h workloads/*.h harness/*.h)
 
-.PHONY: all deps test check unit canaries stress clang valgrind bench clean help schedbed compare plot sweep peers reproduce
+.PHONY: all deps test check unit canaries stress clang valgrind bench clean help schedbed compare plot sweep peers reproduce sweep-test
 
 ## all         build the library (make schedbed for the program)
 all: deps $(B)/release/libschedbed.a
@@ -164,10 +164,10 @@ check: deps
 
 # make test: every build first (two compilers at a time), then each step in turn with a header
 # line and the time so far; the first failing step ends it.
-TEST_STEPS := unit stress model-check clang valgrind
+TEST_STEPS := unit stress model-check sweep-test clang valgrind
 TEST_BUILDS = $(B)/release/schedbed $(B)/tests/schedbed-tests $(foreach v,tsan asan,$(B)/$(v)/stress $(B)/$(v)/schedbed \
 	$(B)/$(v)/canary) $(B)/clang/schedbed
-## test        everything CI runs: builds, the Criterion suite, sanitizer canaries and stress runs, the model check, clang and valgrind
+## test        everything CI runs: builds, the Criterion suite, sanitizer canaries and stress runs, the model check, the sweep tests, clang and valgrind
 test: deps
 	@start=$$(date +%s); \
 	echo "== test: build (gcc release, ThreadSanitizer, AddressSanitizer+UBSan, clang; 2 at a time)"; \
@@ -177,6 +177,11 @@ test: deps
 		$(MAKE) --no-print-directory $$s UNIT_ARGS=--verbose || { echo "== test: $$s FAILED after $$(( $$(date +%s) - start )) s"; exit 1; }; \
 	done; \
 	echo "== test: every step passed in $$(( $$(date +%s) - start )) s"
+
+## sweep-test  manifests, the local runner and collect (tests/sweeps/), then a real single-node Slurm running a manifest as a job array
+sweep-test: deps $(B)/release/schedbed
+	$(PYTHON) tests/sweeps/test_sweep.py --schedbed $(B)/release/schedbed
+	$(PYTHON) tests/sweeps/slurm_test.py --schedbed $(B)/release/schedbed
 
 # ---- runs and plots ----
 SCHEDBED := $(B)/release/schedbed
@@ -218,7 +223,7 @@ plot: deps
 ## sweep       p99 latency against offered load: [WORKLOAD=oltp] [RATE_PARAM=rate] [RATES=500,..,8000] [POLICIES=a,b]
 sweep: deps $(SCHEDBED)
 	$(SAY_THREADS)
-	$(PYTHON) scripts/sweep.py --schedbed $(SCHEDBED) --workload $(WORKLOAD) --param $(RATE_PARAM) --rates $(RATES) \
+	$(PYTHON) scripts/sweep.py load --schedbed $(SCHEDBED) --workload $(WORKLOAD) --param $(RATE_PARAM) --rates $(RATES) \
 		$(if $(POLICIES),--policies $(POLICIES)) $(if $(RUN_THREADS),--threads $(RUN_THREADS)) --out results/sweep-$(STAMP) -- \
 		$(if $(findstring --duration,$(ARGS))$(findstring --jobs,$(ARGS)),,--duration 3) $(ARGS)
 
@@ -239,13 +244,12 @@ $(B)/release/peers_tbb: peers/peers_tbb.cpp | deps
 	g++ -O2 -std=c++17 $< -ltbb -o $@
 
 EXPERIMENTS ?=
-## reproduce   every experiment behind PAPER.md (about half an hour): results/paper/<experiment>/; EXPERIMENTS='a b' for some
+REPRODUCE_ARGS ?=
+UPDATE ?=
+## reproduce   every experiment behind PAPER.md (sweeps/*.json; about half an hour) into a new results/reproduce-<time>/,
+##             compared with results/paper/: [EXPERIMENTS='a b'] [REPRODUCE_ARGS='--reps 1 --duration 1'] [UPDATE=1 replaces results/paper/]
 reproduce: deps $(SCHEDBED) peers
-	$(PYTHON) scripts/experiments.py --schedbed $(SCHEDBED) --out results/paper $(EXPERIMENTS)
-	$(if $(EXPERIMENTS),,rm -rf results/paper/sweep && $(PYTHON) scripts/sweep.py --schedbed $(SCHEDBED) --workload oltp \
-		--param rate --rates 250,500,1000,2000,3000 --policies stealing,serial,lanes,global,priority --reps 2 \
-		--threads 2 --out results/paper/sweep -- --duration 3 --warmup 1 && \
-		find results/paper/sweep \( -name jobs.csv.gz -o -name workers.csv -o -name plot.gp \) -delete)
+	$(PYTHON) scripts/experiments.py --schedbed $(SCHEDBED) $(if $(UPDATE),--update-paper) $(REPRODUCE_ARGS) $(EXPERIMENTS)
 
 ## clean       remove the build directory (results/ stays)
 clean:

@@ -168,6 +168,8 @@ size_t sb_rt_queued(const struct sb_rt *rt, int w)
 
 void sb_rt_policy_stats(const struct sb_rt *rt, void (*emit)(void *ctx, const char *key, double v), void *ctx)
 {
+	/* which half of the wake protocol pays for its ordering (core/worker.c) */
+	emit(ctx, "wake_membarrier", rt->membarrier ? 1 : 0);
 	if (rt->ops->stats && rt->pstate)
 		rt->ops->stats(rt->pstate, emit, ctx);
 }

@@ -52,6 +52,7 @@ static const char middle[] =
 	"  threads        workers\n"
 	"  seed           the workload's random seed\n"
 	"  window_s       length of the measurement window, s\n"
+	"  jobs           jobs of the window (submitted in it and finished), = all.count\n"
 	"  throughput     jobs finished in the window per second of it\n"
 	"  tasks          tasks run in the window; tasks_per_s: per second of it\n"
 	"  latency_unit   \"ns\": the unit of every latency below\n"

@@ -96,7 +96,7 @@ void bench_write_summary(FILE *f, const struct bench_opts *o, struct bench_resul
 	bench_json_kv(f, ",\n  \"workload\": ", o->workload->name);
 	fprintf(f, ",\n  \"threads\": %u,\n  \"seed\": %lld,\n  \"window_s\": ", r->nworkers, (long long)o->p.seed);
 	sb_json_double(f, r->window_s);
-	fputs(",\n  \"throughput\": ", f);
+	fprintf(f, ",\n  \"jobs\": %llu,\n  \"throughput\": ", (unsigned long long)r->all.count);
 	sb_json_double(f, per_s((double)r->all.count, r->window_s));
 	fprintf(f, ",\n  \"tasks\": %llu,\n  \"tasks_per_s\": ", (unsigned long long)r->window_cnt[SB_C_RUN]);
 	sb_json_double(f, per_s((double)r->window_cnt[SB_C_RUN], r->window_s));

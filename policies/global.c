@@ -153,8 +153,8 @@ static struct sb_mpmc *token_queue(struct global *g, struct sb_thread *caller)
 	 * Make the consumers' scan cover q[id + 1]. Relaxed: a consumer that reads an old span
 	 * only skips this queue for one scan. The case that matters, a worker about to suspend,
 	 * is covered by the core's wake protocol: this store comes before our push and the
-	 * core's fence (P) after it, and the worker's re-check pop comes after its fence (W), so
-	 * either the re-check sees span and task, or we see the worker suspended and wake it.
+	 * core's barrier (P) after it, and the worker's re-check pop comes after its barrier (W),
+	 * so either the re-check sees span and task, or we see the worker asleep and wake one.
 	 */
 	unsigned span = atomic_load_explicit(&g->span, memory_order_relaxed);
 	/* a failed CAS means another producer raised span; span only grows, so this ends */

@@ -56,6 +56,7 @@ struct lanes_worker {
  */
 struct lanes {
 	struct ws *ws;
+	struct sb_rt *rt;
 	int64_t budget;
 	struct lanes_worker *w;
 	struct sb_mpsc overflow; /* lane tasks that found the LTQ full */
@@ -87,6 +88,7 @@ static int lanes_create(struct sb_rt *rt, const void *params, void **state, char
 		return -1;
 	}
 	L->budget = p->lane_budget;
+	L->rt = rt;
 	sb_mpsc_init(&L->overflow);
 	if (ws_create(rt, &p->ws, &L->ws, err, errlen)) {
 		lanes_destroy(L);
@@ -153,6 +155,7 @@ static struct sb_task *serve(struct lanes *L, struct lanes_worker *me, unsigned 
 		if (ws_push(L->ws, self, sb_thread_self(), &l->marker) >= 0) {
 			me->held = NULL;
 			count(&L->nr_requeues);
+			sb_work_available(L->rt); /* a thief may take the lane over */
 			return NULL;
 		}
 		me->left = L->budget; /* our LTQ is full: keep the lane, start another turn */

@@ -406,6 +406,8 @@ struct sb_task *ws_steal_from(struct ws *ws, unsigned self, unsigned victim)
 		sb_list_push(&me->stash, got[i]);
 		atomic_store_explicit(&me->stash_len, me->stash.len, memory_order_relaxed);
 	}
+	if (k > 1)
+		sb_work_available(ws->rt); /* the surplus in our queues is stealable again */
 	return got[0];
 }
 

@@ -120,8 +120,8 @@ static int txslot_submit(void *st, struct sb_thread *caller, struct sb_task *t)
 		count(&S->nr_overflow);
 		sb_mpsc_push(&S->overflow, &slot->marker);
 	}
-	/* the core wakes one deactivated worker; with none, every worker is awake and looks at
-	 * the GIOQ before its LTQ, also in the re-check before it would sleep */
+	/* the core wakes one deactivated worker unless one is searching; every awake worker
+	 * looks at the GIOQ before its LTQ, also in the re-check before it would sleep */
 	return SB_TO_ANY;
 }
 

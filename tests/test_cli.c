@@ -422,7 +422,7 @@ ParameterizedTest(struct sb_tpol *pol, cli, good_run_files, .timeout = 60)
 	snprintf(path, sizeof path, "%s/summary.json", run);
 	cr_expect(python_ok("import json,sys\n"
 			    "s=json.load(open(sys.argv[1]))\n"
-			    "need='run_id policy workload threads window_s throughput tasks_per_s cpu classes counters policy_stats reconciliation failure'.split()\n"
+			    "need='run_id policy workload threads window_s jobs throughput tasks_per_s cpu classes counters policy_stats reconciliation failure'.split()\n"
 			    "miss=[k for k in need if k not in s]\n"
 			    "assert not miss, miss\n"
 			    "assert s['all']['count']==" GOOD_JOBS " and s['threads']==2 and s['failure'] is None\n"
