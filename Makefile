@@ -32,7 +32,7 @@ WORKLOAD_SRC := $(wildcard workloads/*.c)
 LIB_SRC := $(CORE_SRC) $(POLICY_SRC) $(WORKLOAD_SRC)
 HDRS := $(wildcard core/*.h policies/*.h workloads/*.h harness/*.h)
 
-.PHONY: all deps test check unit canaries stress clang valgrind bench clean help schedbed compare plot sweep peers reproduce sweep-test
+.PHONY: all deps test check unit canaries stress clang valgrind bench bench-core clean help schedbed compare plot sweep peers reproduce sweep-test
 
 ## all         build the library (make schedbed for the program)
 all: deps $(B)/release/libschedbed.a
@@ -258,3 +258,9 @@ clean:
 
 help:
 	@sed -n 's/^## //p' Makefile
+
+# ---- the hot-path benchmark ----
+BENCH_CORE_ARGS ?=
+## bench-core  the hot path next to oneTBB and libgomp: chain and fib(32) at 1 and 2 workers, alternating, >= 5 runs each: results/bench-core/<time>/
+bench-core: deps $(SCHEDBED) peers
+	$(PYTHON) scripts/bench_core.py --schedbed $(SCHEDBED) $(BENCH_CORE_ARGS)

@@ -21,6 +21,7 @@ enum sb_counter {
 	SB_C_STICKY,       /* of which sticky */
 	SB_C_STOLEN,       /* of which obtained by a steal sweep */
 	SB_C_SPAWN,        /* tasks submitted from this thread */
+	SB_C_TO_CALLER,    /* of which the policy handed back to this thread (SB_TO_CALLER) */
 	SB_C_YIELD,        /* bodies that returned SB_YIELD */
 	SB_C_BLOCKED,      /* bodies that returned SB_BLOCKED */
 	SB_C_ERROR,        /* bodies that returned SB_ERROR */

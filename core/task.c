@@ -262,6 +262,7 @@ SB_HOT_INLINE void sb_place(struct sb_thread *tc, struct sb_task *t)
 		return;
 	}
 	if (where == SB_TO_CALLER) {
+		sb_count(tc, SB_C_TO_CALLER, 1);
 		sb_list_push(&tc->serial, t);
 		return;
 	}

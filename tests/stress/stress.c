@@ -7,7 +7,9 @@
  * yielding and blocked/resumed tasks; sticky tasks of shared transactions; conditional tasks;
  * a CANCEL stop with work queued; fork-join bursts with pauses long enough for workers to
  * suspend, which would sleep a minute unless the wake protocol woke them (with the sleeper's
- * membarrier and with the producers' fence). Every scenario verifies its own counts; any mismatch, check
+ * membarrier and with the producers' fence). Before them, the queues of core/queue.h on their
+ * own: the owner-private deque against thieves and the unbounded FIFO with producers against
+ * consumers (tests/queue_stress.h). Every scenario verifies its own counts; any mismatch, check
  * violation or stall makes the exit status non-zero. The last line is "N passed, M failed".
  *
  * Usage: stress [--threads LIST] [--rounds N] [--chaos SEED] [--policy NAME]
@@ -24,6 +26,7 @@
 #include "../../core/sb.h"
 #include "../../core/stats.h"
 #include "../../policies/registry.h"
+#include "../queue_stress.h"
 
 static unsigned passed, failed;
 static uint64_t total_tasks;
@@ -415,6 +418,18 @@ int main(int argc, char **argv)
 		}
 	}
 	for (int r = 0; r < rounds; r++) {
+		uint64_t stolen = 0;
+		const char *err = qs_deque(200000, 2, &stolen);
+		if (err)
+			fprintf(stderr, "stress: FAIL sb_deque, owner against 2 thieves: %s\n", err);
+		record(!err);
+		urcu_memb_register_thread();
+		err = qs_fifo(200000, 2, 2);
+		urcu_memb_unregister_thread();
+		if (err)
+			fprintf(stderr, "stress: FAIL sb_fifo, 2 producers against 2 consumers: %s\n", err);
+		record(!err);
+		fprintf(stderr, "stress: queues      deque stolen=%llu, fifo done\n", (unsigned long long)stolen);
 		char list[128];
 		snprintf(list, sizeof list, "%s", threads);
 		for (char *tok = strtok(list, ","); tok; tok = strtok(NULL, ",")) {
