@@ -66,12 +66,11 @@ static SB_COLD void refill(struct sb_thread *tc)
 	pthread_mutex_unlock(&rt->depot_lock);
 	if (tc->free)
 		return;
-	struct sb_slab *s = aligned_alloc(SB_CACHELINE, (sizeof *s + SB_CACHELINE - 1) / SB_CACHELINE * SB_CACHELINE);
+	struct sb_slab *s = sb_alloc_lines(sizeof *s);
 	if (!s) {
 		fprintf(stderr, "%s:%d: out of memory allocating tasks\n", __FILE__, __LINE__);
 		abort();
 	}
-	memset(s, 0, sizeof *s);
 	for (unsigned i = 0; i < SB_SLAB_TASKS; i++) {
 		struct sb_node *n = &s->tasks[i].node;
 		atomic_store_explicit(&n->next, tc->free, memory_order_relaxed);

@@ -301,7 +301,7 @@ struct sb_thread *sb_thread_attach(struct sb_rt *rt)
 		}
 		return sb_self;
 	}
-	struct sb_thread *tc = aligned_alloc(SB_CACHELINE, (sizeof *tc + SB_CACHELINE - 1) / SB_CACHELINE * SB_CACHELINE);
+	struct sb_thread *tc = sb_alloc_lines(sizeof *tc);
 	if (!tc) {
 		fprintf(stderr, "%s:%d: out of memory attaching a thread\n", __FILE__, __LINE__);
 		abort();
@@ -718,7 +718,7 @@ struct sb_rt *sb_rt_create(const struct sb_config *cfg, const struct sb_policy_o
 		return NULL;
 	}
 	sb_clock_calibrate();
-	struct sb_rt *rt = calloc(1, sizeof *rt);
+	struct sb_rt *rt = sb_alloc_lines(sizeof *rt);
 	if (!rt) {
 		snprintf(err, errlen, "out of memory");
 		return NULL;
@@ -742,14 +742,12 @@ struct sb_rt *sb_rt_create(const struct sb_config *cfg, const struct sb_policy_o
 	rt->light_producer = rt->membarrier || cfg->busy_worker;
 	sb_mpsc_init(&rt->cond_q);
 
-	size_t wsz = ((size_t)rt->n * sizeof(struct sb_worker) + SB_CACHELINE - 1) / SB_CACHELINE * SB_CACHELINE;
-	rt->w = aligned_alloc(SB_CACHELINE, wsz);
+	rt->w = sb_alloc_lines((size_t)rt->n * sizeof(struct sb_worker));
 	if (!rt->w) {
 		snprintf(err, errlen, "out of memory");
 		free(rt);
 		return NULL;
 	}
-	memset(rt->w, 0, wsz);
 	for (unsigned i = 0; i < rt->n; i++) {
 		struct sb_worker *w = &rt->w[i];
 		w->rt = rt;

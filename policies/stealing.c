@@ -93,20 +93,12 @@ struct ws {
 	bool cond_ptl;          /* p.conditional == WS_COND_PTL: pops may have to park a task */
 	struct ws_worker *w;
 };
+SB_ASSERT_MALLOC_ALIGNED(struct ws); /* its per-worker array is the aligned part */
 
 static void bump(_Atomic uint64_t *c)
 {
 	/* owner-only counter: relaxed load+store, read relaxed by ws_stats */
 	atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + 1, memory_order_relaxed);
-}
-
-void *ws_alloc_lines(size_t size)
-{
-	size_t sz = (size + SB_CACHELINE - 1) / SB_CACHELINE * SB_CACHELINE;
-	void *p = aligned_alloc(SB_CACHELINE, sz ? sz : SB_CACHELINE);
-	if (p)
-		memset(p, 0, sz);
-	return p;
 }
 
 /* Order victims nearest first by hwloc distance, ties by how far after `self` they come. */
@@ -132,7 +124,7 @@ int ws_create(struct sb_rt *rt, const struct ws_params *p, struct ws **out, char
 	ws->n = sb_nworkers(rt);
 	ws->own_queue_first = sb_rt_config(rt)->use_preferred_worker_for_current_thread;
 	ws->cond_ptl = p->conditional == WS_COND_PTL;
-	ws->w = ws_alloc_lines(ws->n * sizeof *ws->w);
+	ws->w = sb_alloc_lines(ws->n * sizeof *ws->w);
 	if (!ws->w)
 		goto oom;
 	for (unsigned i = 0; i < ws->n; i++) {
@@ -576,7 +568,7 @@ _Static_assert(_Alignof(struct sb_task) > WS_LANE_FLAGS, "a task pointer leaves 
 
 int ws_lane_txn_init(struct sb_txn *x)
 {
-	struct ws_lane *l = ws_alloc_lines(sizeof *l);
+	struct ws_lane *l = sb_alloc_lines(sizeof *l);
 	if (!l)
 		return -ENOMEM;
 	atomic_init(&l->word, 0);
