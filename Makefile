@@ -20,8 +20,8 @@ THREADS ?=
 ARGS ?=
 RUN ?=
 
-PKG_CFLAGS = $(shell pkg-config --cflags liburcu-cds liburcu-memb hwloc 2>/dev/null)
-PKG_LIBS = $(shell pkg-config --libs liburcu-cds liburcu-memb hwloc 2>/dev/null) -lm
+PKG_CFLAGS = $(shell pkg-config --cflags liburcu-cds liburcu-memb hwloc zlib 2>/dev/null)
+PKG_LIBS = $(shell pkg-config --libs liburcu-cds liburcu-memb hwloc zlib 2>/dev/null) -lm
 
 WARN := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wno-unused-parameter
 BASE_CFLAGS := -std=c11 -D_GNU_SOURCE -pthread -g $(WARN) $(PKG_CFLAGS)
@@ -32,7 +32,7 @@ WORKLOAD_SRC := $(wildcard workloads/*.c)
 LIB_SRC := $(CORE_SRC) $(POLICY_SRC) $(WORKLOAD_SRC)
 HDRS := $(wildcard core/*.h policies/*.h workloads/*.h harness/*.h)
 
-.PHONY: all deps test unit stress sim-test bench bench-core clean help schedbed compare plot sweep peers reproduce sweep-test
+.PHONY: all deps test check unit canaries stress clang valgrind bench bench-core clean help schedbed compare plot sweep peers reproduce sweep-test sim-test metg
 
 ## all         build the library (make schedbed for the program)
 all: deps $(B)/release/libschedbed.a
@@ -52,21 +52,31 @@ $(B)/$(1)/libschedbed.a: $$(patsubst %.c,$(B)/$(1)/%.o,$$(LIB_SRC))
 	gcc-ar rcs $$@ $$^
 endef
 
-$(eval $(call variant,release,-O2 -flto=auto))
+# The flag lists live in variables: make splits $(call ...) arguments at commas, so a literal
+# `-fsanitize=address,undefined` passed to call would reach the compiler as `-fsanitize=address`.
+RELEASE_FLAGS := -O2 -flto=auto
+TSAN_FLAGS := -O1 -fsanitize=thread -fno-omit-frame-pointer -Wno-tsan
+ASAN_FLAGS := -O1 -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+# A second compiler: clang's warnings (as errors) on every file, and the matrix through its build.
+CLANG_FLAGS := -O2 -Werror
+$(B)/clang/%: CC := clang
+
+$(eval $(call variant,release,$$(RELEASE_FLAGS)))
 # -Wno-tsan: ThreadSanitizer does not model standalone fences. Every access the core's fences
 # order is itself atomic (worker state, queue indices), so the sanitizer reports no false race
 # for them; it simply does not check the suspend/wake liveness argument (models/ does).
-$(eval $(call variant,tsan,-O1 -fsanitize=thread -fno-omit-frame-pointer -Wno-tsan))
-$(eval $(call variant,asan,-O1 -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined))
+$(eval $(call variant,tsan,$$(TSAN_FLAGS)))
+$(eval $(call variant,asan,$$(ASAN_FLAGS)))
+$(eval $(call variant,clang,$$(CLANG_FLAGS)))
 
 # ---- the schedbed program ----
 HARNESS_SRC := $(wildcard harness/*.c)
 # Compiled into meta.json: where the sources are (for git) and the flags the program was built with.
-HARNESS_DEFS := -DSB_SRCDIR='"$(CURDIR)"' -DSB_BUILD_CFLAGS='"$(strip $(BASE_CFLAGS)) -O2 -flto=auto"'
+HARNESS_DEFS := -DSB_SRCDIR='"$(CURDIR)"' -DSB_BUILD_CFLAGS='"$(strip $(BASE_CFLAGS)) $(RELEASE_FLAGS)"'
 
 $(B)/release/harness/%.o: harness/%.c $(HDRS) | deps
 	@mkdir -p $(dir $@)
-	$(CC) $(BASE_CFLAGS) -O2 -flto=auto $(HARNESS_DEFS) -c $< -o $@
+	$(CC) $(BASE_CFLAGS) $(RELEASE_FLAGS) $(HARNESS_DEFS) -c $< -o $@
 
 # The SimGrid executor (core/exec_sim.cpp): C++, linked into the programs only (the library and
 # the unit tests stay C and never start a simulation). Built without sanitizers: it runs
@@ -77,7 +87,7 @@ $(B)/sim/exec_sim.o: core/exec_sim.cpp core/exec.h | deps
 	$(CXX) -std=c++17 -O2 -g -Wall -Wextra -Wno-unused-parameter $(PKG_CFLAGS) -c $< -o $@
 
 $(B)/release/schedbed: $(patsubst %.c,$(B)/release/%.o,$(HARNESS_SRC)) $(B)/release/libschedbed.a $(B)/sim/exec_sim.o
-	$(CC) $(BASE_CFLAGS) -O2 -flto=auto $^ $(PKG_LIBS) $(SIM_LIBS) -o $@
+	$(CC) $(BASE_CFLAGS) $(RELEASE_FLAGS) $^ $(PKG_LIBS) $(SIM_LIBS) -o $@
 
 ## schedbed    build the program into build/release/schedbed (then: schedbed --help, schedbed list)
 schedbed: deps $(B)/release/schedbed
@@ -88,8 +98,9 @@ $(B)/$(1)/harness/%.o: BASE_CFLAGS += $$(HARNESS_DEFS)
 $(B)/$(1)/schedbed: $$(patsubst %.c,$(B)/$(1)/%.o,$$(HARNESS_SRC)) $(B)/$(1)/libschedbed.a $(B)/sim/exec_sim.o
 	$$(CC) $$(BASE_CFLAGS) $(2) $$^ $$(PKG_LIBS) $(SIM_LIBS) -o $$@
 endef
-$(eval $(call sanitized_program,tsan,-O1 -fsanitize=thread -fno-omit-frame-pointer -Wno-tsan))
-$(eval $(call sanitized_program,asan,-O1 -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined))
+$(eval $(call sanitized_program,tsan,$$(TSAN_FLAGS)))
+$(eval $(call sanitized_program,asan,$$(ASAN_FLAGS)))
+$(eval $(call sanitized_program,clang,$$(CLANG_FLAGS)))
 
 # ---- tests ----
 TEST_SRC := $(wildcard tests/*.c)
@@ -107,29 +118,74 @@ $(B)/tests/schedbed-tests: $(patsubst tests/%.c,$(B)/tests/%.o,$(TEST_SRC)) $(B)
 $(B)/tests/test_cli.o: BASE_CFLAGS += -DSCHEDBED_BIN='"$(abspath $(B))/release/schedbed"' -DSB_SRCDIR='"$(CURDIR)"'
 $(B)/tests/schedbed-tests: | $(B)/release/schedbed
 
-## unit        the Criterion suite alone
+## unit        the Criterion suite alone (one line per test as it passes)
 unit: deps $(B)/tests/schedbed-tests
-	$(B)/tests/schedbed-tests --jobs 2
+	$(B)/tests/schedbed-tests --jobs 2 $(UNIT_ARGS)
 
 # ---- sanitizer stress (a plain binary: Criterion forks and ThreadSanitizer cannot follow) ----
+# The canary (tests/canary/) is built with exactly the stress binary's flags: its planted bugs
+# being caught is the proof that those flags really turn the sanitizers on.
 define stress_bin
 $(B)/$(1)/stress: tests/stress/stress.c $(B)/$(1)/libschedbed.a
 	$$(CC) $$(BASE_CFLAGS) $(2) $$^ $$(PKG_LIBS) -o $$@
+$(B)/$(1)/canary: tests/canary/canary.c | deps
+	@mkdir -p $$(dir $$@)
+	$$(CC) $$(BASE_CFLAGS) $(2) $$< -o $$@
 endef
-$(eval $(call stress_bin,tsan,-O1 -fsanitize=thread -fno-omit-frame-pointer -Wno-tsan))
-$(eval $(call stress_bin,asan,-O1 -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined))
+$(eval $(call stress_bin,tsan,$$(TSAN_FLAGS)))
+$(eval $(call stress_bin,asan,$$(ASAN_FLAGS)))
 
 STRESS_ARGS ?= --threads 1,2,4,8 --chaos 7
 export TSAN_OPTIONS := halt_on_error=1 second_deadlock_stack=1 suppressions=$(CURDIR)/tests/stress/tsan.supp
 export ASAN_OPTIONS := detect_leaks=1 abort_on_error=1
 export UBSAN_OPTIONS := print_stacktrace=1 halt_on_error=1
 
-## stress      the stress binary, then every policy x workload x thread count, under ThreadSanitizer and under AddressSanitizer+LeakSanitizer
-stress: deps $(B)/tsan/stress $(B)/asan/stress $(B)/tsan/schedbed $(B)/asan/schedbed
+## canaries    planted UB, overflow, leak and race programs that the sanitizer builds must catch (proof the sanitizers are live)
+canaries: deps $(B)/tsan/canary $(B)/asan/canary
+	tests/canary/run.sh asan $(B)/asan/canary
+	tests/canary/run.sh tsan $(B)/tsan/canary
+
+## stress      the canaries, the stress binary, then every policy x workload x thread count, under ThreadSanitizer and under AddressSanitizer+UBSan+LeakSanitizer
+stress: deps canaries $(B)/tsan/stress $(B)/asan/stress $(B)/tsan/schedbed $(B)/asan/schedbed
 	$(B)/tsan/stress $(STRESS_ARGS)
 	$(B)/asan/stress $(STRESS_ARGS)
 	$(PYTHON) tests/stress/matrix.py --schedbed $(B)/tsan/schedbed --chaos 11 --scale 4 $(MATRIX_ARGS)
 	$(PYTHON) tests/stress/matrix.py --schedbed $(B)/asan/schedbed --chaos 12 --scale 4 $(MATRIX_ARGS)
+
+## clang       the program built by clang with warnings as errors, then the policy x workload matrix through it (2 threads)
+clang: deps $(B)/clang/schedbed
+	$(PYTHON) tests/stress/matrix.py --schedbed $(B)/clang/schedbed --chaos 13 --threads 2
+
+## valgrind    one small oltp run of the default policy under valgrind's memcheck (definite leaks and invalid accesses fail it)
+valgrind: deps $(SCHEDBED)
+	d=$$(mktemp -d) && trap 'rm -rf "$$d"' EXIT && \
+	valgrind -q --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite --show-leak-kinds=definite \
+		$(SCHEDBED) run --policy stealing --workload oltp --threads 2 --jobs 20 --set clients=3 --set epoch_us=1000 \
+		--quiet --out "$$d/run" && echo "ok   valgrind: stealing x oltp, no invalid access, no definite leak"
+
+## check       the edit-compile-test loop: the Criterion suite but its two slowest tests (make test runs them), the sanitizer canaries
+CHECK_SKIP := cli/interrupts_anywhere_leave_nothing_half_made|cli/plot_run_makes_pngs
+check: deps
+	@$(MAKE) --no-print-directory -j2 $(B)/tests/schedbed-tests $(B)/asan/canary $(B)/tsan/canary
+	$(B)/tests/schedbed-tests --jobs 2 --filter '!($(CHECK_SKIP))'
+	tests/canary/run.sh asan $(B)/asan/canary
+	tests/canary/run.sh tsan $(B)/tsan/canary
+
+# make test: every build first (two compilers at a time), then each step in turn with a header
+# line and the time so far; the first failing step ends it.
+TEST_STEPS := unit stress model-check sweep-test sim-test clang valgrind
+TEST_BUILDS = $(B)/release/schedbed $(B)/tests/schedbed-tests $(foreach v,tsan asan,$(B)/$(v)/stress $(B)/$(v)/schedbed \
+	$(B)/$(v)/canary) $(B)/clang/schedbed
+## test        everything CI runs: builds, the Criterion suite, sanitizer canaries and stress runs, the model check, the sweep tests, the simulator tests, clang and valgrind
+test: deps
+	@start=$$(date +%s); \
+	echo "== test: build (gcc release, ThreadSanitizer, AddressSanitizer+UBSan, clang; 2 at a time)"; \
+	$(MAKE) --no-print-directory -j2 $(TEST_BUILDS) || exit 1; \
+	for s in $(TEST_STEPS); do \
+		echo "== test: $$s ($$(( $$(date +%s) - start )) s so far)"; \
+		$(MAKE) --no-print-directory $$s UNIT_ARGS=--verbose || { echo "== test: $$s FAILED after $$(( $$(date +%s) - start )) s"; exit 1; }; \
+	done; \
+	echo "== test: every step passed in $$(( $$(date +%s) - start )) s"
 
 ## sweep-test  manifests, the local runner and collect (tests/sweeps/), then a real single-node Slurm running a manifest as a job array
 sweep-test: deps $(B)/release/schedbed
@@ -140,11 +196,14 @@ sweep-test: deps $(B)/release/schedbed
 sim-test: deps $(B)/release/schedbed
 	$(PYTHON) tests/sim/test_sim.py --schedbed $(B)/release/schedbed
 
-## test        everything CI runs: the Criterion suite, the sanitizer stress runs, the model check, the sweep tests, the simulator tests
-test: unit stress model-check sweep-test sim-test
-
 # ---- runs and plots ----
 SCHEDBED := $(B)/release/schedbed
+# bench, compare and sweep run one worker per core unless THREADS or ARGS sets the count: the
+# parameter's default (jogasaki's 5) on a 2-core machine would measure the kernel's time-slicing.
+CORES := $(shell nproc 2>/dev/null || echo 1)
+THREADS_GIVEN = $(THREADS)$(findstring thread_count,$(ARGS))$(findstring --threads,$(ARGS))$(findstring -t ,$(ARGS))
+RUN_THREADS = $(or $(THREADS),$(if $(THREADS_GIVEN),,$(CORES)))
+SAY_THREADS = $(if $(THREADS_GIVEN),@true,@echo "$@: THREADS=$(CORES), one worker per core (THREADS=5 for jogasaki's default)")
 REPS ?= 3
 RATE_PARAM ?= rate
 RATES ?= 500,1000,2000,4000,8000
@@ -153,15 +212,18 @@ STAMP = $$(date -u +%Y%m%dT%H%M%SZ)
 
 ## bench       one run and its plots: make bench POLICY=hybrid [WORKLOAD=oltp] [THREADS=n] [ARGS='--set k=v ...']
 bench: deps $(SCHEDBED)
+	$(SAY_THREADS)
 	set -o pipefail; log=$$(mktemp); trap 'rm -f "$$log"' EXIT; \
-	$(SCHEDBED) run --policy $(POLICY) --workload $(WORKLOAD) $(if $(THREADS),--threads $(THREADS)) $(ARGS) | tee "$$log"; \
-	$(PYTHON) scripts/plot_run.py "$$(sed -n 's/^results: //p' "$$log")"
+	$(SCHEDBED) run --policy $(POLICY) --workload $(WORKLOAD) $(if $(RUN_THREADS),--threads $(RUN_THREADS)) $(ARGS) | tee "$$log" && \
+	run=$$(sed -n 's/^results: //p' "$$log") && $(PYTHON) scripts/plot_run.py "$$run" && \
+	gnuplot -e "term='dumb'; only='cdf'" "$$run/plot.gp"
 
 ## compare     every policy on WORKLOAD, same seed, alternating, REPS rounds: results/compare-<time>/
 compare: deps $(SCHEDBED)
+	$(SAY_THREADS)
 	set -e; d=results/compare-$(STAMP); \
 	$(PYTHON) scripts/compare.py --run --schedbed $(SCHEDBED) --workload $(WORKLOAD) --reps $(REPS) \
-		$(if $(POLICIES),--policies $(POLICIES)) $(if $(THREADS),--threads $(THREADS)) "$$d" -- \
+		$(if $(POLICIES),--policies $(POLICIES)) $(if $(RUN_THREADS),--threads $(RUN_THREADS)) "$$d" -- \
 		$(if $(findstring --duration,$(ARGS))$(findstring --jobs,$(ARGS)),,--duration 5) $(ARGS); \
 	gnuplot -e "dir='$$d'" scripts/compare.gp; \
 	echo "compare: $$d"
@@ -173,8 +235,9 @@ plot: deps
 
 ## sweep       p99 latency against offered load: [WORKLOAD=oltp] [RATE_PARAM=rate] [RATES=500,..,8000] [POLICIES=a,b]
 sweep: deps $(SCHEDBED)
+	$(SAY_THREADS)
 	$(PYTHON) scripts/sweep.py load --schedbed $(SCHEDBED) --workload $(WORKLOAD) --param $(RATE_PARAM) --rates $(RATES) \
-		$(if $(POLICIES),--policies $(POLICIES)) $(if $(THREADS),--threads $(THREADS)) --out results/sweep-$(STAMP) -- \
+		$(if $(POLICIES),--policies $(POLICIES)) $(if $(RUN_THREADS),--threads $(RUN_THREADS)) --out results/sweep-$(STAMP) -- \
 		$(if $(findstring --duration,$(ARGS))$(findstring --jobs,$(ARGS)),,--duration 3) $(ARGS)
 
 # ---- model checking (models/README.md) ----
@@ -184,14 +247,32 @@ model-check: deps
 	CC="$(CC)" models/check.sh $(B)/models
 
 # ---- peers and the study ----
-## peers       the OpenMP and oneTBB versions of the microbenchmarks, for side-by-side figures
-peers: deps $(B)/release/peers_omp $(B)/release/peers_tbb
+## peers       the OpenMP and oneTBB versions of the microbenchmarks and of the patterns task graphs, for side-by-side figures
+peers: deps $(B)/release/peers_omp $(B)/release/peers_tbb $(B)/release/patterns_omp $(B)/release/patterns_tbb
 $(B)/release/peers_omp: peers/peers_omp.c | deps
 	@mkdir -p $(dir $@)
 	$(CC) -O2 -fopenmp $< -o $@
 $(B)/release/peers_tbb: peers/peers_tbb.cpp | deps
 	@mkdir -p $(dir $@)
 	g++ -O2 -std=c++17 $< -ltbb -o $@
+
+# The task-graph peers compile the workload's own graphs and kernels (workloads/taskgraph.c).
+PATTERNS_PEER_OBJ := $(B)/peers/patterns_peer.o $(B)/peers/taskgraph.o
+$(B)/peers/%.o: peers/%.c peers/patterns_peer.h workloads/taskgraph.h workloads/mix.h | deps
+	@mkdir -p $(dir $@)
+	$(CC) -std=c11 -D_GNU_SOURCE -O2 $(WARN) -c $< -o $@
+$(B)/peers/%.o: workloads/%.c workloads/taskgraph.h workloads/mix.h | deps
+	@mkdir -p $(dir $@)
+	$(CC) -std=c11 -D_GNU_SOURCE -O2 $(WARN) -c $< -o $@
+$(B)/release/patterns_omp: peers/patterns_omp.c $(PATTERNS_PEER_OBJ) | deps
+	$(CC) -std=c11 -D_GNU_SOURCE -O2 $(WARN) -fopenmp $^ -o $@
+$(B)/release/patterns_tbb: peers/patterns_tbb.cpp $(PATTERNS_PEER_OBJ) | deps
+	g++ -std=c++17 -O2 -Wall -Wextra $^ -ltbb -o $@
+
+METG_ARGS ?=
+## metg        METG(50%) of every policy and the OpenMP/oneTBB peers on the task-graph patterns: results/metg-<time>/ (METG_ARGS='--patterns a,b --reps 3')
+metg: deps $(SCHEDBED) $(B)/release/patterns_omp $(B)/release/patterns_tbb
+	$(PYTHON) scripts/metg.py --schedbed $(SCHEDBED) --out results/metg-$(STAMP) $(METG_ARGS)
 
 EXPERIMENTS ?=
 REPRODUCE_ARGS ?=

@@ -107,25 +107,49 @@ static __attribute__((noinline, cold)) bool sb_deque_publish(struct sb_deque *d)
 	return true;
 }
 
-/* Owner. `eager`: publish now (some worker is idle). Returns 1 when tasks were published (the
- * caller tells the core), 0 when not, -ENOMEM when the array could not grow (t not queued). */
-static inline __attribute__((always_inline)) int sb_deque_push(struct sb_deque *d, struct sb_task *t, bool eager)
+/* Owner, cold: the array looked full from the tail the owner last saw. Out of line, so that the
+ * push needs no registers kept across a call. 0 or -ENOMEM. */
+static __attribute__((noinline, cold)) int sb_deque_make_room(struct sb_deque *d, uint32_t h)
+{
+	/* acquire: pairs with the thieves' CAS on ts, so the slots they took are free again */
+	d->otail = sb_ts_tail(atomic_load_explicit(&d->ts, memory_order_acquire));
+	return h - d->otail > d->omask ? sb_deque_grow(d) : 0;
+}
+
+/* Owner: the push without its rare cases, for callers that keep those out of line. Returns
+ * false, doing nothing, when the array may be full (use sb_deque_push). After true the task is
+ * private; the caller publishes (sb_deque_publish) when it wants to or sb_deque_asked says so. */
+static inline __attribute__((always_inline)) bool sb_deque_push_private(struct sb_deque *d, struct sb_task *t)
 {
 	uint32_t h = atomic_load_explicit(&d->head, memory_order_relaxed);
-	if (__builtin_expect(h - d->otail > d->omask, 0)) {
-		/* acquire: pairs with the thieves' CAS on ts, so the slots they took are free again */
-		d->otail = sb_ts_tail(atomic_load_explicit(&d->ts, memory_order_acquire));
-		if (h - d->otail > d->omask && sb_deque_grow(d))
-			return -ENOMEM;
-	}
+	if (__builtin_expect(h - d->otail > d->omask, 0))
+		return false;
 	/* relaxed: the slot is private until the split moves over it (release, above) */
 	atomic_store_explicit(&d->obuf->slot[h & d->omask], t, memory_order_relaxed);
 	/* relaxed: head is owner-written; others read it only for length estimates */
 	atomic_store_explicit(&d->head, h + 1, memory_order_relaxed);
+	return true;
+}
+
+/* Owner: has a thief asked for tasks since the last publication? */
+static inline bool sb_deque_asked(struct sb_deque *d)
+{
 	/* acquire: pairs with the thief's release store of the request, so that what the thief did
 	 * before asking (a sleeper announcing itself suspended) is visible to the wake-up check the
 	 * caller makes after publishing. A request seen late is served at the next push or pop. */
-	if (__builtin_expect(eager || atomic_load_explicit(&d->splitreq, memory_order_acquire), 0))
+	return atomic_load_explicit(&d->splitreq, memory_order_acquire) != 0;
+}
+
+/* Owner. `eager`: publish now (some worker is idle). Returns 1 when tasks were published (the
+ * caller tells the core), 0 when not, -ENOMEM when the array could not grow (t not queued). */
+static inline __attribute__((always_inline)) int sb_deque_push(struct sb_deque *d, struct sb_task *t, bool eager)
+{
+	if (__builtin_expect(!sb_deque_push_private(d, t), 0)) {
+		if (sb_deque_make_room(d, atomic_load_explicit(&d->head, memory_order_relaxed)))
+			return -ENOMEM;
+		sb_deque_push_private(d, t); /* cannot fail now: room was made */
+	}
+	if (__builtin_expect(eager || sb_deque_asked(d), 0))
 		return sb_deque_publish(d);
 	return 0;
 }
@@ -170,18 +194,27 @@ static __attribute__((noinline, cold)) struct sb_task *sb_deque_pop_shared(struc
 	}
 }
 
+/* Owner: the newest private task, or NULL (doing nothing) when the private part is empty; the
+ * pop without its rare cases, for callers that keep those out of line (see sb_deque_pop). */
+static inline __attribute__((always_inline)) struct sb_task *sb_deque_pop_private(struct sb_deque *d)
+{
+	uint32_t h = atomic_load_explicit(&d->head, memory_order_relaxed);
+	if (__builtin_expect(h == d->osplit, 0))
+		return NULL;
+	h--;
+	struct sb_task *t = atomic_load_explicit(&d->obuf->slot[h & d->omask], memory_order_relaxed);
+	atomic_store_explicit(&d->head, h, memory_order_relaxed);
+	return t;
+}
+
 /* Owner: the newest task (LIFO), or NULL. *published is set when the pop served a thief's
  * request by publishing (the caller tells the core that work became available). */
 static inline __attribute__((always_inline)) struct sb_task *sb_deque_pop(struct sb_deque *d, bool *published)
 {
-	uint32_t h = atomic_load_explicit(&d->head, memory_order_relaxed);
-	if (__builtin_expect(h == d->osplit, 0))
+	struct sb_task *t = sb_deque_pop_private(d);
+	if (__builtin_expect(!t, 0))
 		return sb_deque_pop_shared(d);
-	h--;
-	struct sb_task *t = atomic_load_explicit(&d->obuf->slot[h & d->omask], memory_order_relaxed);
-	atomic_store_explicit(&d->head, h, memory_order_relaxed);
-	/* acquire: as in push */
-	if (__builtin_expect(atomic_load_explicit(&d->splitreq, memory_order_acquire), 0))
+	if (__builtin_expect(sb_deque_asked(d), 0))
 		*published = sb_deque_publish(d);
 	return t;
 }

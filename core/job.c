@@ -18,6 +18,9 @@
 
 #include "rt.h"
 
+SB_ASSERT_MALLOC_ALIGNED(struct sb_job);
+SB_ASSERT_MALLOC_ALIGNED(struct sb_hist);
+
 struct sb_job *sb_job_create(struct sb_rt *rt, const struct sb_job_desc *d)
 {
 	struct sb_job *j = calloc(1, sizeof *j);

@@ -223,12 +223,13 @@ static void print_one(const struct sb_param *p, FILE *f, const char *indent)
 	fprintf(f, "%s%-40s default %-10s range %-20s %s\n", indent, p->name, def, range, p->help ? p->help : "");
 }
 
-void sb_param_print(const struct sb_param *tbl, FILE *f, const char *indent)
+void sb_param_print(const struct sb_param *tbl, FILE *f, const char *indent, bool includes)
 {
 	for (const struct sb_param *p = tbl; p->type != SB_P_END; p++) {
-		if (p->type == SB_P_INCLUDE)
-			sb_param_print(p->include, f, indent);
-		else
+		if (p->type == SB_P_INCLUDE) {
+			if (includes)
+				sb_param_print(p->include, f, indent, true);
+		} else
 			print_one(p, f, indent);
 	}
 }
@@ -252,6 +253,27 @@ void sb_json_string(FILE *f, const char *s)
 	fputc('"', f);
 }
 
+void sb_json_double(FILE *f, double v)
+{
+	/* JSON has no NaN or infinity; a rate over an empty window is "no value" */
+	if (!isfinite(v)) {
+		fputs("null", f);
+		return;
+	}
+	if (v == floor(v) && fabs(v) < 9e15) { /* whole numbers as integers: 150791, not 1.50791e+05 */
+		fprintf(f, "%.0f", v);
+		return;
+	}
+	/* the shortest form that reads back as the same double: 0.1, not %.17g's 0.10000000000000001 */
+	char buf[40];
+	for (int prec = 1; prec <= 17; prec++) {
+		snprintf(buf, sizeof buf, "%.*g", prec, v);
+		if (strtod(buf, NULL) == v)
+			break;
+	}
+	fputs(buf, f);
+}
+
 static void json_into(const struct sb_param *tbl, const void *obj, FILE *f, const char *indent, bool *first)
 {
 	for (const struct sb_param *p = tbl; p->type != SB_P_END; p++) {
@@ -266,7 +288,7 @@ static void json_into(const struct sb_param *tbl, const void *obj, FILE *f, cons
 		case SB_P_INT: fprintf(f, "%lld", (long long)*(const int64_t *)v); break;
 		case SB_P_BOOL: fprintf(f, "%s", *(const bool *)v ? "true" : "false"); break;
 		case SB_P_ENUM: sb_json_string(f, p->choices[*(const int *)v]); break;
-		case SB_P_DOUBLE: fprintf(f, "%.17g", *(const double *)v); break;
+		case SB_P_DOUBLE: sb_json_double(f, *(const double *)v); break;
 		case SB_P_STR: sb_json_string(f, *(const char *const *)v); break;
 		default: break;
 		}

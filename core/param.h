@@ -58,12 +58,16 @@ int sb_param_set(const struct sb_param *tbl, void *obj, const char *name, const 
 		 char *err, size_t errlen);
 /* Comma-separated names, for "valid parameters are: ..." messages. */
 void sb_param_names(const struct sb_param *tbl, char *buf, size_t len);
-/* One line per parameter: name, type, default, range, help. `indent` prefixes each line. */
-void sb_param_print(const struct sb_param *tbl, FILE *f, const char *indent);
+/* One line per parameter: name, type, default, range, help. `indent` prefixes each line.
+ * `includes` false leaves out included tables (the caller names them once instead). */
+void sb_param_print(const struct sb_param *tbl, FILE *f, const char *indent, bool includes);
 /* `"name": value` members for a JSON object (no braces), values taken from `obj`. */
 void sb_param_json(const struct sb_param *tbl, const void *obj, FILE *f, const char *indent);
 /* A JSON string literal for s (escaped; NULL is written as null). */
 void sb_json_string(FILE *f, const char *s);
+/* A double as JSON: null when not finite, whole numbers as integers, anything else in the
+ * shortest form that reads back exactly (0.1 rather than 0.10000000000000001). */
+void sb_json_double(FILE *f, double v);
 /* Count entries (after includes), for tests. */
 size_t sb_param_count(const struct sb_param *tbl);
 

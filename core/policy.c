@@ -94,28 +94,46 @@ void sb_policy_destroy(struct sb_rt *rt)
 	rt->pstate = NULL;
 }
 
-SB_HOT_INLINE int sb_policy_submit(struct sb_thread *tc, struct sb_task *t)
+static SB_COLD int bad_placement(struct sb_rt *rt, struct sb_task *t, int where)
+{
+	sb_fail(rt, "policy %s placed task %llu of job %llu on worker %d; valid workers are 0..%u",
+		rt->ops->name, (unsigned long long)t->seq, (unsigned long long)t->job->id, where, rt->n - 1);
+	return SB_TO_NOWAKE; /* the task is wherever the policy put it; there is no such worker to wake */
+}
+
+/* `wrapped` is a constant at each call site: sb_place has already tested rt->slow once for
+ * check, chaos and a virtual executor, and calls with true only from its cold path. */
+SB_HOT_INLINE int sb_policy_submit(struct sb_thread *tc, struct sb_task *t, bool wrapped)
 {
 	struct sb_rt *rt = tc->rt;
-	chaos(rt);
+	if (wrapped)
+		chaos(rt);
 	int where = rt->ops->submit(rt->pstate, tc, t);
-	chaos(rt);
-	/* a virtual executor's price: the target worker's queue line, or the shared one */
-	sb_exec_charge(SB_COST_PUSH, where >= 0 ? where : where == SB_TO_ANY ? (int)rt->n : -1, tc->worker);
-	if (__builtin_expect(where >= (int)rt->n, 0)) {
-		sb_fail(rt, "policy %s placed task %llu of job %llu on worker %d; valid workers are 0..%u",
-			rt->ops->name, (unsigned long long)t->seq, (unsigned long long)t->job->id, where, rt->n - 1);
-		return SB_TO_NOWAKE; /* the task is wherever the policy put it; there is no such worker to wake */
+	if (wrapped) {
+		chaos(rt);
+		/* a virtual executor's price: the target worker's queue line, or the shared one */
+		sb_exec_charge(SB_COST_PUSH, where >= 0 ? where : where == SB_TO_ANY ? (int)rt->n : -1, tc->worker);
 	}
+	if (__builtin_expect(where >= (int)rt->n, 0))
+		return bad_placement(rt, t, where);
 	return where;
 }
 
-SB_HOT_INLINE struct sb_task *sb_policy_pop(struct sb_rt *rt, unsigned self)
+/* Chaos and check mode's pop, and a virtual executor's (which charges it). */
+static SB_COLD struct sb_task *pop_wrapped(struct sb_rt *rt, unsigned self)
 {
 	chaos(rt);
 	struct sb_task *t = rt->ops->pop(rt->pstate, self);
 	sb_exec_charge(t ? SB_COST_POP : SB_COST_POP_EMPTY, (int)self, (int)self);
 	return checked(rt, t, self, "pop");
+}
+
+SB_HOT_INLINE struct sb_task *sb_policy_pop(struct sb_rt *rt, unsigned self)
+{
+	/* relaxed: configuration bits, set before the workers start */
+	if (__builtin_expect(atomic_load_explicit(&rt->slow, memory_order_relaxed) & SB_SLOW_WRAP, 0))
+		return pop_wrapped(rt, self);
+	return rt->ops->pop(rt->pstate, self);
 }
 
 bool sb_policy_can_steal(const struct sb_rt *rt)

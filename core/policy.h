@@ -122,6 +122,12 @@ struct sb_policy_ops {
 	unsigned flags;                /* enum sb_policy_flags */
 	const struct sb_param *params; /* parameter table; NULL when the policy has none */
 	size_t params_size;            /* size of the parameter block */
+	/* Keys of .stats counters that show which of its mechanisms the policy used (hybrid's serial
+	 * and stealing jobs, distribution's hand-offs), NULL-terminated; the end-of-run table prints
+	 * them. When one of them is 0 the policy degenerated into something simpler in this run, and
+	 * the table says so with `degenerate_hint`: the setting under which it does differ. */
+	const char *const *paths;
+	const char *degenerate_hint;
 };
 
 /* ------------------------------------------------------------------------------------------ */

@@ -72,7 +72,11 @@ _Static_assert(offsetof(struct sb_thread, worker) == offsetof(struct sb_thread_p
 enum sb_worker_state { SB_W_ACTIVE = 0, SB_W_SUSPENDED = 1, SB_W_SEARCH = 2 };
 
 /* Bits of sb_rt.slow: anything set sends each task through the slow path of sb_run/sb_place. */
-enum { SB_SLOW_CHECK = 1, SB_SLOW_TRACE = 2, SB_SLOW_MONITOR = 4, SB_SLOW_CHAOS = 8, SB_SLOW_CANCEL = 16 };
+enum { SB_SLOW_CHECK = 1, SB_SLOW_TRACE = 2, SB_SLOW_MONITOR = 4, SB_SLOW_CHAOS = 8, SB_SLOW_CANCEL = 16,
+       SB_SLOW_VIRTUAL = 32 /* a virtual executor charges policy calls */ };
+/* The modes that wrap policy calls (check, chaos): one bit test of rt->slow decides, so that
+ * with both off a submit or pop costs one load and one predictable branch beyond the call. */
+#define SB_SLOW_WRAP (SB_SLOW_CHECK | SB_SLOW_CHAOS | SB_SLOW_VIRTUAL)
 
 struct sb_worker {
 	/* --- shared: other threads read and write these --- */
@@ -181,7 +185,15 @@ struct sb_rt {
 /* ---- internal functions shared between core files ---- */
 
 /* task.c */
-struct sb_thread *sb_tc(void);                      /* the caller's context, or abort */
+__attribute__((noreturn, cold)) void sb_not_attached(void);
+/* The caller's context, or abort: inline, so the hot path pays one load and one test. */
+static inline struct sb_thread *sb_tc(void)
+{
+	struct sb_thread *tc = sb_self;
+	if (__builtin_expect(!tc, 0))
+		sb_not_attached();
+	return tc;
+}
 void sb_run(struct sb_thread *tc, struct sb_task *t, bool stolen);
 void sb_place(struct sb_thread *tc, struct sb_task *t); /* submit through the policy + wake */
 void sb_tok_flush(struct sb_thread *tc);
@@ -227,7 +239,7 @@ void sb_check_doomed(struct sb_thread *tc, struct sb_task *t);
 /* policy.c: the only callers of rt->ops */
 int sb_policy_create(struct sb_rt *rt, const void *params, char *err, size_t errlen);
 void sb_policy_destroy(struct sb_rt *rt);
-int sb_policy_submit(struct sb_thread *tc, struct sb_task *t);
+int sb_policy_submit(struct sb_thread *tc, struct sb_task *t, bool wrapped); /* wrapped: chaos on */
 struct sb_task *sb_policy_pop(struct sb_rt *rt, unsigned self);
 struct sb_task *sb_policy_steal(struct sb_rt *rt, unsigned self);
 bool sb_policy_can_steal(const struct sb_rt *rt);

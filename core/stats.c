@@ -33,6 +33,31 @@ const char *const sb_counter_names[SB_NR_COUNTERS] = {
 	[SB_C_SUSPEND_NS] = "suspended_ns",
 };
 
+/* What each counter counts, for `schedbed outputs` (workers.csv columns, summary.json counters). */
+const char *const sb_counter_help[SB_NR_COUNTERS] = {
+	[SB_C_RUN] = "tasks run (every kind; dropped ones not included)",
+	[SB_C_STICKY] = "of those, sticky tasks",
+	[SB_C_STOLEN] = "of those, tasks a steal sweep obtained",
+	[SB_C_SPAWN] = "tasks this thread submitted",
+	[SB_C_YIELD] = "task bodies that returned yield (re-queued)",
+	[SB_C_BLOCKED] = "task bodies that returned blocked (resumed later)",
+	[SB_C_ERROR] = "task bodies that returned an error",
+	[SB_C_DROPPED] = "tasks of cancelled jobs dropped without running",
+	[SB_C_COND_CHECK] = "conditional-task checks evaluated",
+	[SB_C_COND_FALSE] = "of those, checks that said not yet",
+	[SB_C_STEAL_SWEEP] = "steal sweeps over the other workers",
+	[SB_C_SUSPEND] = "suspensions (futex waits)",
+	[SB_C_WOKEN] = "suspensions ended by a wake-up rather than the timeout",
+	[SB_C_WAKEUP_RUN] = "tasks run first after a suspension (jogasaki's wakeup_run)",
+	[SB_C_WAKES_SENT] = "futex wake-ups this thread sent",
+	[SB_C_TEARDOWN] = "job teardowns run",
+	[SB_C_JOBS_SUBMITTED] = "jobs this thread submitted",
+	[SB_C_PREEMPT_REQ] = "yield requests the preemption monitor made of this worker's task",
+	[SB_C_BUSY_NS] = "ns running tasks or looking for tasks it then found (workers only)",
+	[SB_C_IDLE_NS] = "ns awake finding nothing (workers only)",
+	[SB_C_SUSPEND_NS] = "ns suspended (workers only)",
+};
+
 unsigned sb_hist_bucket(uint64_t v)
 {
 	if (v < SB_HIST_LINEAR)

@@ -43,6 +43,7 @@ enum sb_counter {
 };
 
 extern const char *const sb_counter_names[SB_NR_COUNTERS];
+extern const char *const sb_counter_help[SB_NR_COUNTERS];
 
 #define SB_HIST_SUB_BITS 5
 #define SB_HIST_LINEAR 64

@@ -29,15 +29,11 @@ struct sb_thread *sb_thread_self(void)
 	return sb_self;
 }
 
-struct sb_thread *sb_tc(void)
+void sb_not_attached(void)
 {
-	struct sb_thread *tc = sb_self;
-	if (!tc) {
-		fprintf(stderr, "%s:%d: schedbed core called from a thread that is not attached "
-			"(call sb_thread_attach first)\n", __FILE__, __LINE__);
-		abort();
-	}
-	return tc;
+	fprintf(stderr, "%s:%d: schedbed core called from a thread that is not attached "
+		"(call sb_thread_attach first)\n", __FILE__, __LINE__);
+	abort();
 }
 
 int sb_self_worker(void)
@@ -67,12 +63,11 @@ static SB_COLD void refill(struct sb_thread *tc)
 	pthread_mutex_unlock(&rt->depot_lock);
 	if (tc->free)
 		return;
-	struct sb_slab *s = aligned_alloc(SB_CACHELINE, (sizeof *s + SB_CACHELINE - 1) / SB_CACHELINE * SB_CACHELINE);
+	struct sb_slab *s = sb_alloc_lines(sizeof *s);
 	if (!s) {
 		fprintf(stderr, "%s:%d: out of memory allocating tasks\n", __FILE__, __LINE__);
 		abort();
 	}
-	memset(s, 0, sizeof *s);
 	for (unsigned i = 0; i < SB_SLAB_TASKS; i++) {
 		struct sb_node *n = &s->tasks[i].node;
 		atomic_store_explicit(&n->next, tc->free, memory_order_relaxed);
@@ -129,11 +124,10 @@ void sb_slabs_free(struct sb_rt *rt)
 	rt->ndepot = 0;
 }
 
-struct sb_task *sb_task_new(struct sb_job *j, sb_task_fn fn, void *arg)
+/* A task off the thread's free list, which is not empty. */
+static inline __attribute__((always_inline)) struct sb_task *task_take(struct sb_thread *tc, struct sb_job *j,
+								      sb_task_fn fn, void *arg)
 {
-	struct sb_thread *tc = sb_tc();
-	if (!tc->free)
-		refill(tc);
 	struct sb_node *n = tc->free;
 	tc->free = atomic_load_explicit(&n->next, memory_order_relaxed);
 	tc->nfree--;
@@ -147,6 +141,21 @@ struct sb_task *sb_task_new(struct sb_job *j, sb_task_fn fn, void *arg)
 	t->flags = 0;
 	t->cls = j->cls;
 	return t;
+}
+
+/* sb_task_new with an empty free list: a tail call, so the common case saves no registers. */
+static SB_COLD struct sb_task *task_new_refill(struct sb_thread *tc, struct sb_job *j, sb_task_fn fn, void *arg)
+{
+	refill(tc);
+	return task_take(tc, j, fn, arg);
+}
+
+struct sb_task *sb_task_new(struct sb_job *j, sb_task_fn fn, void *arg)
+{
+	struct sb_thread *tc = sb_tc();
+	if (__builtin_expect(!tc->free, 0))
+		return task_new_refill(tc, j, fn, arg);
+	return task_take(tc, j, fn, arg);
 }
 
 /* ---- job tokens ---- */
@@ -230,7 +239,7 @@ static SB_COLD void place_special(struct sb_thread *tc, struct sb_task *t, int w
 }
 
 /* Check mode: number the submission (for messages) and note a job already cancelled. */
-static SB_COLD void place_slow(struct sb_thread *tc, struct sb_task *t)
+static void place_check(struct sb_thread *tc, struct sb_task *t)
 {
 	struct sb_rt *rt = tc->rt;
 	if (!(t->flags & SB_TF_AGAIN))
@@ -240,23 +249,20 @@ static SB_COLD void place_slow(struct sb_thread *tc, struct sb_task *t)
 		t->flags |= SB_TF_DOOMED;
 }
 
-SB_HOT_INLINE void sb_place(struct sb_thread *tc, struct sb_task *t)
+/* After the policy's submit: wake whoever the placement calls for. */
+static inline void place_wake(struct sb_thread *tc, struct sb_task *t, int where, bool stealable)
 {
 	struct sb_rt *rt = tc->rt;
-	/* relaxed: configuration bits, set before workers start or monotonically */
-	if (__builtin_expect(atomic_load_explicit(&rt->slow, memory_order_relaxed) & SB_SLOW_CHECK, 0))
-		place_slow(tc, t);
-	/* read before the submit: once queued, the task may already be running elsewhere */
-	bool stealable = !(t->flags & SB_TF_STICKY);
-	int where = sb_policy_submit(tc, t);
 	if (__builtin_expect(where >= 0, 1)) {
 		/* A task on our own queue is work for others only if they may steal it (a sticky
 		 * task is bound to us); one on another worker's queue wakes that worker, and if it
 		 * is awake already, a thief (worker.c's wake protocol). */
-		if (where != tc->worker)
-			sb_wake_worker(rt, (unsigned)where, stealable);
-		else if (stealable)
-			sb_publish(rt);
+		if (__builtin_expect(where == tc->worker, 1)) {
+			if (__builtin_expect(stealable, 1))
+				sb_publish(rt);
+			return;
+		}
+		sb_wake_worker(rt, (unsigned)where, stealable);
 		return;
 	}
 	if (where == SB_TO_CALLER) {
@@ -265,6 +271,27 @@ SB_HOT_INLINE void sb_place(struct sb_thread *tc, struct sb_task *t)
 		return;
 	}
 	place_special(tc, t, where);
+}
+
+/* sb_place with check mode, chaos or a virtual executor on. */
+static SB_COLD void place_wrapped(struct sb_thread *tc, struct sb_task *t)
+{
+	if (tc->rt->cfg.check)
+		place_check(tc, t);
+	bool stealable = !(t->flags & SB_TF_STICKY);
+	place_wake(tc, t, sb_policy_submit(tc, t, true), stealable);
+}
+
+SB_HOT_INLINE void sb_place(struct sb_thread *tc, struct sb_task *t)
+{
+	/* relaxed: configuration bits, set before workers start */
+	if (__builtin_expect(atomic_load_explicit(&tc->rt->slow, memory_order_relaxed) & SB_SLOW_WRAP, 0)) {
+		place_wrapped(tc, t);
+		return;
+	}
+	/* read before the submit: once queued, the task may already be running elsewhere */
+	bool stealable = !(t->flags & SB_TF_STICKY);
+	place_wake(tc, t, sb_policy_submit(tc, t, false), stealable);
 }
 
 void sb_spawn(struct sb_task *t)

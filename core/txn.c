@@ -32,6 +32,8 @@ struct txn_entry {
 	uint64_t key;
 	_Atomic(struct sb_txn *) x; /* release-published, see the file comment */
 };
+SB_ASSERT_MALLOC_ALIGNED(struct txn_entry);
+SB_ASSERT_MALLOC_ALIGNED(struct sb_txn);
 
 int sb_txn_map_init(struct sb_rt *rt)
 {

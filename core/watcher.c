@@ -83,7 +83,7 @@ static void *watcher_main(void *arg)
 
 int sb_watcher_start(struct sb_rt *rt, char *err, size_t errlen)
 {
-	struct sb_thread *tc = aligned_alloc(SB_CACHELINE, (sizeof *tc + SB_CACHELINE - 1) / SB_CACHELINE * SB_CACHELINE);
+	struct sb_thread *tc = sb_alloc_lines(sizeof *tc);
 	if (!tc) {
 		snprintf(err, errlen, "out of memory");
 		return -1;
@@ -119,6 +119,7 @@ struct mon_worker {
 	bool flagged;        /* yield already requested for this task */
 	uint64_t waiting;    /* when its queue was first seen non-empty without progress */
 };
+SB_ASSERT_MALLOC_ALIGNED(struct mon_worker);
 
 static void dump_state(struct sb_rt *rt, char *buf, size_t len)
 {

@@ -295,7 +295,7 @@ struct sb_thread *sb_thread_attach(struct sb_rt *rt)
 		}
 		return sb_self;
 	}
-	struct sb_thread *tc = aligned_alloc(SB_CACHELINE, (sizeof *tc + SB_CACHELINE - 1) / SB_CACHELINE * SB_CACHELINE);
+	struct sb_thread *tc = sb_alloc_lines(sizeof *tc);
 	if (!tc) {
 		fprintf(stderr, "%s:%d: out of memory attaching a thread\n", __FILE__, __LINE__);
 		abort();
@@ -401,6 +401,31 @@ static inline struct sb_task *local(struct sb_worker *w)
 {
 	struct sb_task *t = sb_list_pop(&w->tc.serial);
 	return t ? t : sb_policy_pop(w->rt, w->idx);
+}
+
+/* Tasks run back to back inside one RCU read-side critical section, renewed every
+ * SB_RCU_SPAN tasks. The queues' own critical sections (sb_fifo) then nest inside it, and a
+ * nested lock and unlock are a few plain instructions where an outermost pair costs about
+ * twenty (liburcu's memb flavour: the grace-period counter, a barrier test, the waker test).
+ * The span bounds how long the worker holds back a grace period, and so how long retired queue
+ * segments wait: SB_RCU_SPAN tasks, or one long task. Nothing on a worker waits for a grace
+ * period (only call_rcu, never synchronize_rcu or rcu_barrier), so holding one cannot block. */
+#define SB_RCU_SPAN 256
+
+static void run_local(struct sb_worker *w)
+{
+	struct sb_task *t;
+	unsigned left = SB_RCU_SPAN;
+	urcu_memb_read_lock();
+	while ((t = local(w))) {
+		sb_run(&w->tc, t, false);
+		if (__builtin_expect(--left == 0, 0)) {
+			urcu_memb_read_unlock(); /* lets a waiting grace period end */
+			urcu_memb_read_lock();
+			left = SB_RCU_SPAN;
+		}
+	}
+	urcu_memb_read_unlock();
 }
 
 /* The rest of jogasaki's process_next after a local miss: stealing_wait x thread_count more
@@ -534,12 +559,14 @@ static void *worker_main(void *arg)
 	bool after_suspend = false;
 	int64_t empty = 0;
 	for (;;) {
-		/* the hot path: local work back to back */
+		/* the hot path: local work back to back. After the first task the worker is busy,
+		 * not searching and not just woken (nothing a task body does changes that), so the
+		 * inner loop runs the rest without run_here's test. */
 		struct sb_task *t = local(w);
 		if (__builtin_expect(t != NULL, 1)) {
 			run_here(w, t, false, &after_suspend);
+			run_local(w);
 			empty = 0;
-			continue;
 		}
 		/* out of local work: count ourselves as searching, so producers leave the sleepers be */
 		start_searching(w);
@@ -704,7 +731,7 @@ struct sb_rt *sb_rt_create(const struct sb_config *cfg, const struct sb_policy_o
 		return NULL;
 	}
 	sb_clock_calibrate();
-	struct sb_rt *rt = calloc(1, sizeof *rt);
+	struct sb_rt *rt = sb_alloc_lines(sizeof *rt);
 	if (!rt) {
 		snprintf(err, errlen, "out of memory");
 		return NULL;
@@ -715,7 +742,7 @@ struct sb_rt *sb_rt_create(const struct sb_config *cfg, const struct sb_policy_o
 	rt->chaos_seed = (uint64_t)cfg->chaos;
 	atomic_init(&rt->slow, (cfg->check ? SB_SLOW_CHECK : 0) | (cfg->trace ? SB_SLOW_TRACE : 0) |
 				       (cfg->preempt_threshold || cfg->stall_limit ? SB_SLOW_MONITOR : 0) |
-				       (cfg->chaos ? SB_SLOW_CHAOS : 0));
+				       (cfg->chaos ? SB_SLOW_CHAOS : 0) | (sb_exec_virtual() ? SB_SLOW_VIRTUAL : 0));
 	pthread_mutex_init(&rt->threads_lock, NULL);
 	pthread_mutex_init(&rt->depot_lock, NULL);
 	atomic_init(&rt->win_start, 0);
@@ -727,14 +754,12 @@ struct sb_rt *sb_rt_create(const struct sb_config *cfg, const struct sb_policy_o
 	rt->light_producer = rt->membarrier || cfg->busy_worker;
 	sb_mpsc_init(&rt->cond_q);
 
-	size_t wsz = ((size_t)rt->n * sizeof(struct sb_worker) + SB_CACHELINE - 1) / SB_CACHELINE * SB_CACHELINE;
-	rt->w = aligned_alloc(SB_CACHELINE, wsz);
+	rt->w = sb_alloc_lines((size_t)rt->n * sizeof(struct sb_worker));
 	if (!rt->w) {
 		snprintf(err, errlen, "out of memory");
 		free(rt);
 		return NULL;
 	}
-	memset(rt->w, 0, wsz);
 	for (unsigned i = 0; i < rt->n; i++) {
 		struct sb_worker *w = &rt->w[i];
 		w->rt = rt;

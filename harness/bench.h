@@ -81,6 +81,11 @@ struct bench_cpu {
 	long maxrss_kib; /* peak resident set so far */
 };
 
+/* The latency percentiles every output reports: p50, p90, p99, p99.9 and the maximum. */
+#define BENCH_NQ 5
+extern const double bench_quantiles[BENCH_NQ];
+extern const char *const bench_quantile_keys[BENCH_NQ]; /* summary.json: "p50", ..., "max" */
+
 struct bench_result {
 	char run_id[160];
 	char date[32];            /* UTC, ISO 8601 */
@@ -92,6 +97,11 @@ struct bench_result {
 
 	struct sb_hist *hist[SB_MAX_CLASSES]; /* merged over threads; NULL when the class never ran */
 	struct sb_hist all;
+	/* Latency percentiles, ns, at bench_quantiles[] (bench_percentiles fills them), per class and
+	 * over all classes. pct_exact: nearest rank over every job's latency; false only when job
+	 * rows were capped, and then the histogram's bucket bounds (up to ~3% high). */
+	uint64_t pct[SB_MAX_CLASSES][BENCH_NQ], pct_all[BENCH_NQ];
+	bool pct_exact;
 
 	uint64_t (*worker_cnt)[SB_NR_COUNTERS];
 	uint64_t other_cnt[SB_NR_COUNTERS];
@@ -119,16 +129,21 @@ struct bench_result {
 
 /* run.c */
 int bench_run(struct bench_opts *o);
+/* report.c: fill r->pct from r->rows (or from the histograms when rows were capped). */
+int bench_percentiles(struct bench_result *r);
 
 /* The workload's name for class i (or "class<i>" past its list), in a static buffer for the latter. */
 const char *bench_class_name(const struct sb_workload *w, unsigned i);
 
 /* outdir.c: the result directory is built under a temporary name beside its final place and
  * renamed into place only when complete; an interrupt or a failure before that removes it. */
+/* Take SIGINT, SIGTERM and SIGHUP on one dedicated thread from now on: call before any other
+ * thread starts. An interrupt removes whatever the run has not published and exits 130. */
+int bench_signals_start(char *err, size_t errlen);
 /* Choose and create the place (results/<run_id>, or --out); run_id may get a "-N" suffix. */
 int bench_out_prepare(const char *out_opt, char *run_id, size_t idlen, char *err, size_t errlen);
-/* Open a result file (meta.json, summary.json, jobs.csv, workers.csv, trace.json) in the
- * temporary directory. */
+/* Open a result file (meta.json, summary.json, jobs.csv.gz, workers.csv, trace.json, plot.gp)
+ * in the temporary directory; a name ending in .gz is gzip-compressed as it is written. */
 FILE *bench_out_open(const char *name, char *err, size_t errlen);
 /* Close a file opened above, reporting write errors (disk full) in err. */
 int bench_out_close(FILE *f, const char *name, char *err, size_t errlen);
@@ -136,8 +151,7 @@ int bench_out_publish(char *err, size_t errlen);
 void bench_out_abandon(void);
 const char *bench_out_final(void);
 
-/* json.c: the few JSON pieces the writers need. */
-void bench_json_num(FILE *f, double v);
+/* json.c: the few JSON pieces the writers need (numbers alone: sb_json_double). */
 /* `prefix` verbatim (separator and key), then s as a JSON string. */
 void bench_json_kv(FILE *f, const char *prefix, const char *s);
 /* The same for a number. */
@@ -149,7 +163,6 @@ struct bench_host {
 	int git_dirty;            /* 1, 0, or -1 when unknown */
 	char host[256];
 	char cpu_model[256];
-	long ncpu;
 	char topology[1024];      /* hwloc synthetic description, "" when not expressible */
 	unsigned packages, cores, pus;
 };
@@ -162,6 +175,9 @@ void bench_write_meta(FILE *f, const struct bench_opts *o, struct bench_result *
 void bench_write_summary(FILE *f, const struct bench_opts *o, struct bench_result *r, const struct bench_host *h);
 void bench_write_jobs(FILE *f, const struct bench_opts *o, struct bench_result *r, const struct bench_host *h);
 void bench_write_workers(FILE *f, const struct bench_opts *o, struct bench_result *r, const struct bench_host *h);
+/* outputs.c: `schedbed outputs`, the reference for every file, column and key a run writes. */
+void bench_usage_outputs(FILE *f);
+void bench_write_plot(FILE *f, const struct bench_opts *o, struct bench_result *r, const struct bench_host *h);
 void trace_write(FILE *f, const struct bench_opts *o, struct bench_result *r, const struct bench_host *h);
 
 /* report.c */

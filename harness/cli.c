@@ -67,7 +67,10 @@ void bench_usage_run(FILE *f)
 	      "  -q, --quiet            no progress lines\n"
 	      "  -h, --help             this text\n"
 	      "\n"
-	      "Exit status: 0 done, 1 the run failed (invariant, stall, accounting), 2 bad input.\n",
+	      "Exit status: 0 done, 1 the run failed (invariant, stall, accounting), 2 bad input,\n"
+	      "130 interrupted (nothing half-written is left).\n"
+	      "Files written (jobs.csv.gz, workers.csv, summary.json, meta.json, plot.gp, trace.json), every\n"
+	      "column and key with its unit: schedbed outputs.\n",
 	      f);
 }
 
@@ -116,7 +119,8 @@ static const char *option_name(int val)
 
 /*
  * Settings are applied only after --policy and --workload are known (a --set may name their
- * parameters), in command-line order, so a later setting wins as the user would expect.
+ * parameters), in command-line order. A parameter given two different values (`--threads 2 --set
+ * thread_count=3`) is refused: which one the user meant is a guess. The same value twice is fine.
  */
 enum target { T_HARNESS, T_CORE, T_SET };
 
@@ -125,7 +129,9 @@ struct setting {
 	const char *option; /* for messages: "--threads" */
 	const char *name;   /* parameter name (T_SET: the whole name=value) */
 	const char *value;
+	void *field; /* the parameter's storage once applied: two settings with one field conflict */
 };
+#define SETTING(tg, opt, nm, val) ((struct setting){ .target = (tg), .option = (opt), .name = (nm), .value = (val) })
 
 /* The three tables a --set may reach. */
 struct table {
@@ -150,7 +156,7 @@ static bool has(const struct table *t, const char *name)
 	return t->tbl && sb_param_find(t->tbl, name, NULL);
 }
 
-static int apply_set(struct bench_opts *o, const char *arg)
+static int apply_set(struct bench_opts *o, const char *arg, void **field)
 {
 	const char *eq = strchr(arg, '=');
 	if (!eq || eq == arg) {
@@ -215,42 +221,71 @@ static int apply_set(struct bench_opts *o, const char *arg)
 		bench_error("--set %s: %s: %s", arg, hit->label, err);
 		return -1;
 	}
+	size_t off = 0;
+	sb_param_find(hit->tbl, pname, &off);
+	*field = (char *)hit->obj + off;
 	return 0;
 }
 
-static int apply(struct bench_opts *o, const struct setting *s)
+/* How the user wrote a setting, for messages: "--set thread_count=3", "--threads 2", "--check". */
+static void written(const struct setting *s, char *buf, size_t len)
+{
+	if (s->target == T_SET)
+		snprintf(buf, len, "--set %s", s->value);
+	else if (s->name && strcmp(s->value, "true") == 0 && strcmp(s->option + 2, s->name) == 0)
+		snprintf(buf, len, "%s", s->option); /* a flag: --check, --trace */
+	else
+		snprintf(buf, len, "%s %s", s->option, s->value);
+}
+
+/* The value as written: after the '=' of a --set. */
+static const char *value_of(const struct setting *s)
+{
+	return s->target == T_SET ? strchr(s->value, '=') + 1 : s->value;
+}
+
+/* Apply set[i]; settings before it are applied and know their fields. */
+static int apply(struct bench_opts *o, struct setting *set, size_t i)
 {
 	char err[4096];
-	switch (s->target) {
-	case T_SET:
-		return apply_set(o, s->value);
-	case T_CORE:
-		if (sb_param_set(sb_core_params, &o->core, s->name, s->value, err, sizeof err) != 0) {
+	struct setting *s = &set[i];
+	const struct sb_param *tbl = s->target == T_CORE ? sb_core_params : bench_param_table;
+	void *obj = s->target == T_CORE ? (void *)&o->core : (void *)&o->p;
+	if (s->target == T_SET) {
+		if (apply_set(o, s->value, &s->field) != 0)
+			return -1;
+	} else {
+		if (sb_param_set(tbl, obj, s->name, s->value, err, sizeof err) != 0) {
 			bench_error("%s: %s", s->option, err);
 			return -1;
 		}
-		return 0;
-	case T_HARNESS:
-		if (sb_param_set(bench_param_table, &o->p, s->name, s->value, err, sizeof err) != 0) {
-			bench_error("%s: %s", s->option, err);
-			return -1;
-		}
-		return 0;
+		size_t off = 0;
+		sb_param_find(tbl, s->name, &off);
+		s->field = (char *)obj + off;
 	}
-	return -1;
+	for (size_t k = 0; k < i; k++)
+		if (set[k].field == s->field && strcmp(value_of(&set[k]), value_of(s)) != 0) {
+			char a[300], b[300];
+			written(&set[k], a, sizeof a);
+			written(s, b, sizeof b);
+			bench_error("'%s' and '%s' give one parameter two values; give it once", a, b);
+			return -1;
+		}
+	return 0;
 }
 
 /* --policy and --workload: found in the registry, or one line naming the valid choices. */
-static bool resolve(const char *what, const char *name, const void *found, void (*names)(char *, size_t))
+static bool resolve(const char *what, const char *plural, const char *name, const void *found,
+		    void (*names)(char *, size_t))
 {
 	if (found)
 		return true;
 	char list[2048];
 	names(list, sizeof list);
 	if (!name)
-		bench_error("missing --%s; valid %ss are: %s", what, what, list);
+		bench_error("missing --%s; valid %s are: %s", what, plural, list);
 	else
-		bench_error("unknown %s '%s'; valid %ss are: %s", what, name, what, list);
+		bench_error("unknown %s '%s'; valid %s are: %s", what, name, plural, list);
 	return false;
 }
 
@@ -286,27 +321,27 @@ int bench_parse_run(int argc, char **argv, struct bench_opts *o)
 		switch (c) {
 		case 'p': policy = optarg; break;
 		case 'w': workload = optarg; break;
-		case 't': set[nset++] = (struct setting){ T_CORE, "--threads", "thread_count", optarg }; break;
-		case O_CHECK: set[nset++] = (struct setting){ T_CORE, "--check", "check", "true" }; break;
-		case O_CHAOS: set[nset++] = (struct setting){ T_CORE, "--chaos", "chaos", optarg }; break;
-		case O_TRACE: set[nset++] = (struct setting){ T_CORE, "--trace", "trace", "true" }; break;
+		case 't': set[nset++] = SETTING(T_CORE, "--threads", "thread_count", optarg); break;
+		case O_CHECK: set[nset++] = SETTING(T_CORE, "--check", "check", "true"); break;
+		case O_CHAOS: set[nset++] = SETTING(T_CORE, "--chaos", "chaos", optarg); break;
+		case O_TRACE: set[nset++] = SETTING(T_CORE, "--trace", "trace", "true"); break;
 		case 'd':
 			o->duration_set = true;
-			set[nset++] = (struct setting){ T_HARNESS, "--duration", "duration", optarg };
+			set[nset++] = SETTING(T_HARNESS, "--duration", "duration", optarg);
 			break;
 		case 'n':
 			o->jobs_set = true;
-			set[nset++] = (struct setting){ T_HARNESS, "--jobs", "jobs", optarg };
+			set[nset++] = SETTING(T_HARNESS, "--jobs", "jobs", optarg);
 			break;
 		case O_WARMUP:
 			o->warmup_set = true;
-			set[nset++] = (struct setting){ T_HARNESS, "--warmup", "warmup", optarg };
+			set[nset++] = SETTING(T_HARNESS, "--warmup", "warmup", optarg);
 			break;
-		case O_SEED: set[nset++] = (struct setting){ T_HARNESS, "--seed", "seed", optarg }; break;
+		case O_SEED: set[nset++] = SETTING(T_HARNESS, "--seed", "seed", optarg); break;
 		case O_TRACE_LIMIT:
-			set[nset++] = (struct setting){ T_HARNESS, "--trace-limit", "trace_limit", optarg };
+			set[nset++] = SETTING(T_HARNESS, "--trace-limit", "trace_limit", optarg);
 			break;
-		case 's': set[nset++] = (struct setting){ T_SET, "--set", NULL, optarg }; break;
+		case 's': set[nset++] = SETTING(T_SET, "--set", NULL, optarg); break;
 		case 'o': o->out = optarg; break;
 		case O_EXECUTOR:
 			if (strcmp(optarg, "native") != 0 && strcmp(optarg, "sim") != 0) {
@@ -342,10 +377,10 @@ int bench_parse_run(int argc, char **argv, struct bench_opts *o)
 	}
 
 	o->policy = policy ? sb_policy_find(policy) : NULL;
-	if (!resolve("policy", policy, o->policy, sb_policy_names))
+	if (!resolve("policy", "policies", policy, o->policy, sb_policy_names))
 		goto out;
 	o->workload = workload ? sb_workload_find(workload) : NULL;
-	if (!resolve("workload", workload, o->workload, sb_workload_names))
+	if (!resolve("workload", "workloads", workload, o->workload, sb_workload_names))
 		goto out;
 	if (o->duration_set && o->jobs_set) {
 		bench_error("--duration and --jobs exclude each other: a run is either timed or bounded by a job count");
@@ -359,7 +394,7 @@ int bench_parse_run(int argc, char **argv, struct bench_opts *o)
 		goto out;
 	}
 	for (size_t i = 0; i < nset; i++)
-		if (apply(o, &set[i]) != 0)
+		if (apply(o, set, i) != 0)
 			goto out;
 	if (o->jobs_set && !o->warmup_set)
 		o->p.warmup = 0;

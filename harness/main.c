@@ -21,6 +21,7 @@ static void usage(FILE *f)
 	      "commands:\n"
 	      "  run     run one workload under one policy and write its results (schedbed run --help)\n"
 	      "  list    every policy, workload and parameter with its default and range (schedbed list --help)\n"
+	      "  outputs what a run writes: every file, column and key, with units (read this before the files)\n"
 	      "  help    this text\n",
 	      f);
 }
@@ -37,13 +38,34 @@ static void usage_list(FILE *f)
 	      f);
 }
 
+/* The earlier policy whose whole parameter table `inc` is (the family a policy composes), or NULL. */
+static const struct sb_policy_ops *family_of(const struct sb_param *inc, const struct sb_policy_ops *const *upto)
+{
+	for (const struct sb_policy_ops *const *q = sb_policies; q < upto; q++)
+		if ((*q)->params == inc)
+			return *q;
+	return NULL;
+}
+
 static void list_all(FILE *f)
 {
 	fputs("policies (--policy NAME; parameters with --set NAME=VALUE or policy.NAME=VALUE):\n", f);
 	for (const struct sb_policy_ops *const *p = sb_policies; *p; p++) {
 		fprintf(f, "  %-12s %s\n", (*p)->name, (*p)->description ? (*p)->description : "");
-		if ((*p)->params)
-			sb_param_print((*p)->params, f, "      ");
+		if (!(*p)->params)
+			continue;
+		/* A family member lists the family's shared parameters by reference, not again. */
+		bool unnamed = false;
+		for (const struct sb_param *e = (*p)->params; e->type != SB_P_END; e++) {
+			if (e->type != SB_P_INCLUDE)
+				continue;
+			const struct sb_policy_ops *fam = family_of(e->include, p);
+			if (fam)
+				fprintf(f, "      every parameter of %s (above), and:\n", fam->name);
+			else
+				unnamed = true;
+		}
+		sb_param_print((*p)->params, f, "      ", unnamed);
 	}
 	fputs("\nworkloads (--workload NAME; parameters with --set NAME=VALUE or workload.NAME=VALUE):\n", f);
 	for (const struct sb_workload *const *w = sb_workloads; *w; w++) {
@@ -55,12 +77,12 @@ static void list_all(FILE *f)
 			fputc('\n', f);
 		}
 		if ((*w)->params)
-			sb_param_print((*w)->params, f, "      ");
+			sb_param_print((*w)->params, f, "      ", true);
 	}
 	fputs("\ncore parameters (--set NAME=VALUE or core.NAME=VALUE):\n", f);
-	sb_param_print(sb_core_params, f, "      ");
+	sb_param_print(sb_core_params, f, "      ", true);
 	fputs("\nrun options (--duration, --warmup, --jobs, --seed, --trace-limit):\n", f);
-	sb_param_print(bench_param_table, f, "      ");
+	sb_param_print(bench_param_table, f, "      ", true);
 }
 
 static int cmd_list(int argc, char **argv)
@@ -109,7 +131,7 @@ static int run_body(void *arg)
 int main(int argc, char **argv)
 {
 	if (argc < 2) {
-		bench_error("missing command; valid commands are: run, list, help (see schedbed --help)");
+		bench_error("missing command; valid commands are: run, list, outputs, help (see schedbed --help)");
 		return BENCH_EXIT_USAGE;
 	}
 	const char *cmd = argv[1];
@@ -119,6 +141,10 @@ int main(int argc, char **argv)
 	}
 	if (strcmp(cmd, "list") == 0 || strcmp(cmd, "--list") == 0)
 		return cmd_list(argc - 1, argv + 1);
+	if (strcmp(cmd, "outputs") == 0) {
+		bench_usage_outputs(stdout);
+		return BENCH_EXIT_OK;
+	}
 	if (strcmp(cmd, "run") == 0) {
 		struct bench_opts o;
 		int rc = bench_parse_run(argc - 1, argv + 1, &o);
@@ -139,6 +165,6 @@ int main(int argc, char **argv)
 		bench_opts_free(&o);
 		return rc;
 	}
-	bench_error("unknown command '%s'; valid commands are: run, list, help", cmd);
+	bench_error("unknown command '%s'; valid commands are: run, list, outputs, help", cmd);
 	return BENCH_EXIT_USAGE;
 }

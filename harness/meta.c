@@ -62,33 +62,23 @@ static void git_facts(struct bench_host *h)
 	h->git_dirty = any ? 1 : 0;
 }
 
-static void cpu_model(char *buf, size_t len)
-{
-	snprintf(buf, len, "unknown");
-	FILE *f = fopen("/proc/cpuinfo", "r");
-	if (!f)
-		return;
-	char line[512];
-	while (fgets(line, sizeof line, f)) {
-		char *colon = strchr(line, ':');
-		if (!colon || strncmp(line, "model name", 10) != 0)
-			continue;
-		char *v = colon + 1;
-		while (*v == ' ' || *v == '\t')
-			v++;
-		v[strcspn(v, "\n")] = 0;
-		snprintf(buf, len, "%s", v);
-		break;
-	}
-	fclose(f);
-}
-
+/* CPU model, counts and shape all from hwloc, the library that also pins the workers, so that
+ * meta.json and the core agree on what the machine is. */
 static void topology(struct bench_host *h)
 {
+	snprintf(h->cpu_model, sizeof h->cpu_model, "unknown");
 	hwloc_topology_t t;
 	if (hwloc_topology_init(&t) != 0)
 		return;
 	if (hwloc_topology_load(t) == 0) {
+		hwloc_obj_t pkg = hwloc_get_obj_by_type(t, HWLOC_OBJ_PACKAGE, 0);
+		const char *model = pkg ? hwloc_obj_get_info_by_name(pkg, "CPUModel") : NULL;
+		if (model) {
+			snprintf(h->cpu_model, sizeof h->cpu_model, "%s", model);
+			size_t n = strlen(h->cpu_model); /* some firmware pads the name with spaces */
+			while (n && h->cpu_model[n - 1] == ' ')
+				h->cpu_model[--n] = 0;
+		}
 		h->packages = (unsigned)hwloc_get_nbobjs_by_type(t, HWLOC_OBJ_PACKAGE);
 		h->cores = (unsigned)hwloc_get_nbobjs_by_type(t, HWLOC_OBJ_CORE);
 		h->pus = (unsigned)hwloc_get_nbobjs_by_type(t, HWLOC_OBJ_PU);
@@ -109,8 +99,6 @@ void bench_host_collect(struct bench_host *h)
 	if (gethostname(h->host, sizeof h->host) != 0)
 		snprintf(h->host, sizeof h->host, "unknown");
 	h->host[sizeof h->host - 1] = 0;
-	cpu_model(h->cpu_model, sizeof h->cpu_model);
-	h->ncpu = sysconf(_SC_NPROCESSORS_ONLN);
 	topology(h);
 }
 
@@ -165,7 +153,7 @@ void bench_write_meta(FILE *f, const struct bench_opts *o, struct bench_result *
 	command_line(f, o->argc, o->argv);
 	bench_json_kv(f, ",\n  \"host\": ", h->host);
 	bench_json_kv(f, ",\n  \"cpu_model\": ", h->cpu_model);
-	fprintf(f, ",\n  \"cores_online\": %ld,\n  \"topology\": { \"synthetic\": ", h->ncpu);
+	fprintf(f, ",\n  \"cores_online\": %u,\n  \"topology\": { \"synthetic\": ", h->pus);
 	sb_json_string(f, h->topology[0] ? h->topology : NULL);
 	fprintf(f, ", \"packages\": %u, \"cores\": %u, \"pus\": %u, \"hwloc_api\": \"0x%x\" },\n", h->packages, h->cores,
 		h->pus, (unsigned)HWLOC_API_VERSION);
@@ -188,12 +176,11 @@ void bench_write_meta(FILE *f, const struct bench_opts *o, struct bench_result *
 	fputs("],\n    \"params\": ", f);
 	param_object(f, o->workload->params, o->wparams);
 	fprintf(f, "\n  },\n  \"seed\": %lld,\n  \"duration_s\": ", (long long)o->p.seed);
-	bench_json_num(f, o->p.jobs ? NAN : o->p.duration);
+	sb_json_double(f, o->p.jobs ? NAN : o->p.duration);
 	bench_json_kn(f, ",\n  \"warmup_s\": ", o->p.warmup);
 	bench_json_kn(f, ",\n  \"jobs\": ", o->p.jobs ? (double)o->p.jobs : NAN);
-	fputs(",\n  \"run\": {\n", f);
-	sb_param_json(bench_param_table, &o->p, f, "    ");
-	bench_json_kv(f, "  },\n  \"executor\": {\n    \"name\": ", o->executor);
+	fprintf(f, ",\n  \"trace_limit\": %lld", (long long)o->p.trace_limit);
+	bench_json_kv(f, ",\n  \"executor\": {\n    \"name\": ", o->executor);
 	if (strcmp(o->executor, "sim") == 0) {
 		bench_json_kv(f, ",\n    \"platform\": ", sb_sim_platform());
 		bench_json_kv(f, ",\n    \"costs_file\": ", o->sim_costs);
@@ -201,10 +188,11 @@ void bench_write_meta(FILE *f, const struct bench_opts *o, struct bench_result *
 		fputs(",\n    \"costs_ns\": {", f);
 		for (int c = 0; c < SB_NR_COSTS; c++) {
 			fprintf(f, "%s\"%s\": ", c ? ", " : " ", sb_cost_names[c]);
-			bench_json_num(f, sb_sim_cost((enum sb_cost)c));
+			sb_json_double(f, sb_sim_cost((enum sb_cost)c));
 		}
 		fputs(" }", f);
 	}
-	bench_json_kv(f, "\n  },\n  \"failure\": ", r->failure);
+	fputs("\n  }", f);
+	bench_json_kv(f, ",\n  \"failure\": ", r->failure);
 	fputs("\n}\n", f);
 }

@@ -5,22 +5,32 @@
  * Owns the guarantee that nothing looking like a result is left behind by a run that failed
  * before it started, was interrupted (SIGINT, SIGTERM, SIGHUP) or could not write its files:
  * the temporary directory is hidden (".<name>.tmp-XXXXXX"), and every path that may need
- * removing is computed up front so that the signal handler can remove it with unlink/rmdir
- * alone (both async-signal-safe). A run with the default place reserves results/<run-id> by
+ * removing is computed up front. A run with the default place reserves results/<run-id> by
  * creating it empty (mkdir is atomic, so two runs started in the same second get different ids);
  * rename(2) replaces that empty directory. Does not own what goes into the files.
+ *
+ * Signals are taken on one thread: bench_signals_start blocks them before any other thread
+ * exists (every later thread inherits the mask) and a dedicated thread sigwait()s for them. It
+ * cleans up under `lock`, the same lock prepare, publish and abandon hold, so an interrupt sees
+ * either no result directory or a complete one, never the moment in between (a handler running
+ * on whatever thread the kernel picked could, and the reservation used to be unprotected until
+ * the handler was installed). A second Ctrl-C stays pending while the first is handled: the
+ * process ends once, after cleaning up.
  */
 #include <dirent.h>
 #include <errno.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <zlib.h>
 
 #include "bench.h"
 
-static const char *const out_files[] = { "meta.json", "summary.json", "jobs.csv", "workers.csv", "trace.json" };
+static const char *const out_files[] = { "meta.json", "summary.json", "jobs.csv.gz", "workers.csv", "trace.json",
+					"plot.gp" };
 #define NFILES (sizeof out_files / sizeof out_files[0])
 #define MAX_PARENTS 32
 
@@ -31,15 +41,18 @@ static struct {
 	char parents[MAX_PARENTS][PATH_MAX]; /* directories this run created, outermost first */
 	int nparents;
 	bool reserved;                       /* final is an empty directory this run created */
-	volatile sig_atomic_t active;        /* tmp exists and was not renamed yet */
+	bool active;                         /* tmp exists and was not renamed yet */
+	bool published;                      /* final holds this run's complete results */
 } out;
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER; /* guards `out` against the signal thread */
+static sigset_t stop_signals;
 
-/* Async-signal-safe: unlink and rmdir only, on paths computed in advance. */
+/* Under `lock`: remove what this run made, on paths computed in advance. */
 static void remove_all(void)
 {
 	if (!out.active)
 		return;
-	out.active = 0;
+	out.active = false;
 	for (size_t i = 0; i < NFILES; i++)
 		unlink(out.files[i]);
 	rmdir(out.tmp);
@@ -49,13 +62,39 @@ static void remove_all(void)
 		rmdir(out.parents[i]);
 }
 
-static void on_signal(int sig)
+static void *signal_thread(void *arg)
 {
-	static const char msg[] = "schedbed: interrupted; no results were written\n";
+	(void)arg;
+	int sig = 0;
+	while (sigwait(&stop_signals, &sig) != 0)
+		;
+	pthread_mutex_lock(&lock); /* held until _exit: nothing can publish or write after this */
 	remove_all();
-	ssize_t w = write(STDERR_FILENO, msg, sizeof msg - 1);
-	(void)w;
+	if (out.published)
+		fprintf(stderr, "schedbed: interrupted; the results in %s are complete\n", out.final);
+	else
+		fprintf(stderr, "schedbed: interrupted; no results were written\n");
+	fflush(stdout);
 	_exit(sig == SIGINT ? BENCH_EXIT_INTERRUPTED : 128 + sig);
+}
+
+int bench_signals_start(char *err, size_t errlen)
+{
+	sigemptyset(&stop_signals);
+	sigaddset(&stop_signals, SIGINT);
+	sigaddset(&stop_signals, SIGTERM);
+	sigaddset(&stop_signals, SIGHUP);
+	int e = pthread_sigmask(SIG_BLOCK, &stop_signals, NULL);
+	pthread_t th;
+	if (!e)
+		e = pthread_create(&th, NULL, signal_thread, NULL);
+	if (!e)
+		e = pthread_detach(th);
+	if (e) {
+		snprintf(err, errlen, "cannot start the signal thread: %s", strerror(e));
+		return -e;
+	}
+	return 0;
 }
 
 /* mkdir -p of `path`, remembering which directories it created. */
@@ -181,11 +220,12 @@ static int choose_final(const char *out_opt, char *run_id, size_t idlen, char *e
 	return -1;
 }
 
-int bench_out_prepare(const char *out_opt, char *run_id, size_t idlen, char *err, size_t errlen)
+static int prepare_locked(const char *out_opt, char *run_id, size_t idlen, char *err, size_t errlen)
 {
 	memset(&out, 0, sizeof out);
+	/* active from the first directory made: choose_final may reserve one and make parents */
+	out.active = 1;
 	if (choose_final(out_opt, run_id, idlen, err, errlen) != 0) {
-		out.active = 1;
 		remove_all();
 		return -1;
 	}
@@ -195,14 +235,12 @@ int bench_out_prepare(const char *out_opt, char *run_id, size_t idlen, char *err
 	if ((size_t)snprintf(out.tmp, sizeof out.tmp, "%s/.%s.tmp-XXXXXX", parent, base) >= sizeof out.tmp) {
 		snprintf(err, errlen, "--out path is too long: %s", out.final);
 		out.tmp[0] = 0;
-		out.active = 1;
 		remove_all();
 		return -1;
 	}
 	if (!mkdtemp(out.tmp)) {
 		snprintf(err, errlen, "cannot write in '%s' (for %s): %s", parent, out.final, strerror(errno));
 		out.tmp[0] = 0;
-		out.active = 1;
 		remove_all();
 		return -1;
 	}
@@ -212,16 +250,43 @@ int bench_out_prepare(const char *out_opt, char *run_id, size_t idlen, char *err
 	chmod(out.tmp, 0777 & ~mask);
 	for (size_t i = 0; i < NFILES; i++)
 		snprintf(out.files[i], sizeof out.files[i], "%s/%s", out.tmp, out_files[i]);
-
-	struct sigaction sa;
-	memset(&sa, 0, sizeof sa);
-	sa.sa_handler = on_signal;
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGHUP, &sa, NULL);
-	out.active = 1;
 	return 0;
+}
+
+int bench_out_prepare(const char *out_opt, char *run_id, size_t idlen, char *err, size_t errlen)
+{
+	pthread_mutex_lock(&lock);
+	int rc = prepare_locked(out_opt, run_id, idlen, err, errlen);
+	pthread_mutex_unlock(&lock);
+	return rc;
+}
+
+/* A FILE whose bytes go through gzip: the writers print CSV as to any file. */
+static ssize_t gz_write(void *cookie, const char *buf, size_t n)
+{
+	/* zlib takes unsigned lengths; stdio hands over at most its buffer (1 MiB) at a time */
+	return gzwrite(cookie, buf, (unsigned)n) == (int)n ? (ssize_t)n : -1;
+}
+
+static int gz_close(void *cookie)
+{
+	return gzclose(cookie) == Z_OK ? 0 : EOF;
+}
+
+static FILE *gz_file(FILE *f)
+{
+	int fd = dup(fileno(f));
+	fclose(f);
+	gzFile z = fd >= 0 ? gzdopen(fd, "wb6") : NULL;
+	if (!z) {
+		if (fd >= 0)
+			close(fd);
+		return NULL;
+	}
+	FILE *g = fopencookie(z, "w", (cookie_io_functions_t){ .write = gz_write, .close = gz_close });
+	if (!g)
+		gzclose(z);
+	return g;
 }
 
 FILE *bench_out_open(const char *name, char *err, size_t errlen)
@@ -229,7 +294,13 @@ FILE *bench_out_open(const char *name, char *err, size_t errlen)
 	for (size_t i = 0; i < NFILES; i++) {
 		if (strcmp(out_files[i], name) != 0)
 			continue;
+		/* under the lock: a file made after the signal thread's unlinks would keep tmp alive */
+		pthread_mutex_lock(&lock);
 		FILE *f = fopen(out.files[i], "w");
+		pthread_mutex_unlock(&lock);
+		size_t nl = strlen(name);
+		if (f && nl > 3 && strcmp(name + nl - 3, ".gz") == 0)
+			f = gz_file(f); /* per-job rows: a compare or sweep would write ~90 MB of plain CSV */
 		if (!f) {
 			snprintf(err, errlen, "cannot write %s: %s", out.files[i], strerror(errno));
 			return NULL;
@@ -254,17 +325,24 @@ int bench_out_close(FILE *f, const char *name, char *err, size_t errlen)
 
 int bench_out_publish(char *err, size_t errlen)
 {
+	pthread_mutex_lock(&lock);
+	int rc = 0;
 	if (rename(out.tmp, out.final) != 0) {
-		snprintf(err, errlen, "cannot move the results into %s: %s", out.final, strerror(errno));
-		return -1;
+		rc = -errno;
+		snprintf(err, errlen, "cannot move the results into %s: %s", out.final, strerror(-rc));
+	} else {
+		out.active = false;
+		out.published = true;
 	}
-	out.active = 0;
-	return 0;
+	pthread_mutex_unlock(&lock);
+	return rc;
 }
 
 void bench_out_abandon(void)
 {
+	pthread_mutex_lock(&lock);
 	remove_all();
+	pthread_mutex_unlock(&lock);
 }
 
 const char *bench_out_final(void)

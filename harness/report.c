@@ -7,7 +7,9 @@
  * the CSV files relative to the run's start, classes by the workload's names, counters by
  * sb_counter_names. Does not own how the numbers are gathered (run.c).
  */
+#include <errno.h>
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "bench.h"
@@ -17,19 +19,65 @@ static double per_s(double n, double window_s)
 	return window_s > 0 ? n / window_s : NAN;
 }
 
+/* ---- percentiles: one method for the table, summary.json and the plots ---- */
+
+const double bench_quantiles[BENCH_NQ] = { 0.5, 0.9, 0.99, 0.999, 1.0 };
+const char *const bench_quantile_keys[BENCH_NQ] = { "p50", "p90", "p99", "p999", "max" };
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return (x > y) - (x < y);
+}
+
+/* Nearest rank: the smallest latency with at least a fraction q of the jobs at or below it, i.e.
+ * element ceil(q n) of the sorted values (numpy: percentile(v, 100 q, method="inverted_cdf")).
+ * An exact value some job had, never an interpolation or a bucket bound. */
+static void nearest_rank(uint64_t *v, size_t n, uint64_t out[BENCH_NQ])
+{
+	qsort(v, n, sizeof *v, cmp_u64);
+	for (unsigned i = 0; i < BENCH_NQ; i++) {
+		double rank = ceil(bench_quantiles[i] * (double)n - 1e-9); /* 0.99 * 100 is 99, not 99.000001 */
+		size_t k = rank < 1 ? 0 : (size_t)rank - 1;
+		out[i] = n ? v[k < n ? k : n - 1] : 0;
+	}
+}
+
+int bench_percentiles(struct bench_result *r)
+{
+	r->pct_exact = r->rows_dropped == 0;
+	uint64_t *v = r->pct_exact ? malloc((r->nrows ? r->nrows : 1) * sizeof *v) : NULL;
+	if (r->pct_exact && !v)
+		return -ENOMEM;
+	for (unsigned k = 0; k <= SB_MAX_CLASSES; k++) {
+		const struct sb_hist *h = k < SB_MAX_CLASSES ? r->hist[k] : &r->all;
+		uint64_t *out = k < SB_MAX_CLASSES ? r->pct[k] : r->pct_all;
+		if (!h || !h->count)
+			continue;
+		if (!r->pct_exact) {
+			for (unsigned i = 0; i < BENCH_NQ; i++)
+				out[i] = sb_hist_quantile(h, bench_quantiles[i]);
+			continue;
+		}
+		size_t n = 0;
+		for (size_t i = 0; i < r->nrows; i++)
+			if (k == SB_MAX_CLASSES || r->rows[i].cls == k)
+				v[n++] = r->rows[i].t_end - r->rows[i].t_arrival;
+		nearest_rank(v, n, out);
+	}
+	free(v);
+	return 0;
+}
+
 /* ---- summary.json ---- */
 
-static void latency_object(FILE *f, const struct sb_hist *h, double window_s)
+static void latency_object(FILE *f, const struct sb_hist *h, const uint64_t pct[BENCH_NQ], double window_s)
 {
 	fprintf(f, "{ \"count\": %llu, \"throughput\": ", (unsigned long long)h->count);
-	bench_json_num(f, per_s((double)h->count, window_s));
-	static const struct {
-		const char *key;
-		double q;
-	} qs[] = { { "p50", 0.5 }, { "p90", 0.9 }, { "p99", 0.99 }, { "p999", 0.999 }, { "max", 1.0 } };
-	for (size_t i = 0; i < sizeof qs / sizeof qs[0]; i++) {
-		fprintf(f, ", \"%s\": ", qs[i].key);
-		bench_json_num(f, h->count ? (double)sb_hist_quantile(h, qs[i].q) : NAN);
+	sb_json_double(f, per_s((double)h->count, window_s));
+	for (unsigned i = 0; i < BENCH_NQ; i++) {
+		fprintf(f, ", \"%s\": ", bench_quantile_keys[i]);
+		sb_json_double(f, h->count ? (double)pct[i] : NAN);
 	}
 	bench_json_kn(f, ", \"mean\": ", h->count ? (double)h->sum / (double)h->count : NAN);
 	fputs(" }", f);
@@ -47,12 +95,14 @@ void bench_write_summary(FILE *f, const struct bench_opts *o, struct bench_resul
 	bench_json_kv(f, ",\n  \"policy\": ", o->policy->name);
 	bench_json_kv(f, ",\n  \"workload\": ", o->workload->name);
 	fprintf(f, ",\n  \"threads\": %u,\n  \"seed\": %lld,\n  \"window_s\": ", r->nworkers, (long long)o->p.seed);
-	bench_json_num(f, r->window_s);
+	sb_json_double(f, r->window_s);
 	fprintf(f, ",\n  \"jobs\": %llu,\n  \"throughput\": ", (unsigned long long)r->all.count);
-	bench_json_num(f, per_s((double)r->all.count, r->window_s));
+	sb_json_double(f, per_s((double)r->all.count, r->window_s));
 	fprintf(f, ",\n  \"tasks\": %llu,\n  \"tasks_per_s\": ", (unsigned long long)r->window_cnt[SB_C_RUN]);
-	bench_json_num(f, per_s((double)r->window_cnt[SB_C_RUN], r->window_s));
-	bench_json_kn(f, ",\n  \"latency_unit\": \"ns\",\n  \"cpu\": { \"user_s\": ", r->cpu_total.user_s);
+	sb_json_double(f, per_s((double)r->window_cnt[SB_C_RUN], r->window_s));
+	fprintf(f, ",\n  \"latency_unit\": \"ns\",\n  \"percentiles\": \"%s\"",
+		r->pct_exact ? "nearest rank over every job" : "histogram bucket upper bound (job rows were capped)");
+	bench_json_kn(f, ",\n  \"cpu\": { \"user_s\": ", r->cpu_total.user_s);
 	bench_json_kn(f, ", \"sys_s\": ", r->cpu_total.sys_s);
 	bench_json_kn(f, ", \"window_user_s\": ", r->cpu_window.user_s);
 	bench_json_kn(f, ", \"window_sys_s\": ", r->cpu_window.sys_s);
@@ -67,10 +117,10 @@ void bench_write_summary(FILE *f, const struct bench_opts *o, struct bench_resul
 		first = false;
 		sb_json_string(f, bench_class_name(o->workload, k));
 		fputs(": ", f);
-		latency_object(f, r->hist[k], r->window_s);
+		latency_object(f, r->hist[k], r->pct[k], r->window_s);
 	}
 	fputs(first ? "},\n  \"all\": " : "\n  },\n  \"all\": ", f);
-	latency_object(f, &r->all, r->window_s);
+	latency_object(f, &r->all, r->pct_all, r->window_s);
 
 	fputs(",\n  \"counters\": {\n    \"workers\": [", f);
 	for (unsigned i = 0; i < r->nworkers; i++) {
@@ -94,11 +144,12 @@ void bench_write_summary(FILE *f, const struct bench_opts *o, struct bench_resul
 	fprintf(f,
 		" },\n  \"reconciliation\": { \"jobs_submitted\": %llu, \"jobs_done\": %llu, \"jobs_failed\": %llu, "
 		"\"teardowns\": %llu, \"tasks_created\": %llu, \"tasks_run\": %llu, \"yields\": %llu, \"blocked\": %llu, "
-		"\"dropped\": %llu, \"ok\": %s },\n",
+		"\"dropped\": %llu, \"results_wrong\": %llu, \"ok\": %s },\n",
 		(unsigned long long)r->wl.jobs_submitted, (unsigned long long)r->wl.jobs_done,
 		(unsigned long long)r->wl.jobs_failed, (unsigned long long)t[SB_C_TEARDOWN],
 		(unsigned long long)r->wl.tasks_created, (unsigned long long)t[SB_C_RUN], (unsigned long long)t[SB_C_YIELD],
-		(unsigned long long)t[SB_C_BLOCKED], (unsigned long long)t[SB_C_DROPPED], r->recon_ok ? "true" : "false");
+		(unsigned long long)t[SB_C_BLOCKED], (unsigned long long)t[SB_C_DROPPED],
+		(unsigned long long)r->wl.results_wrong, r->recon_ok ? "true" : "false");
 	fprintf(f,
 		"  \"recorded\": { \"job_rows\": %zu, \"job_rows_dropped\": %zu, \"trace_events\": %zu, "
 		"\"trace_events_written\": %zu, \"trace_events_lost\": %zu },\n  \"failure\": ",
@@ -145,15 +196,80 @@ void bench_write_workers(FILE *f, const struct bench_opts *o, struct bench_resul
 	}
 }
 
+/* ---- plot.gp ---- */
+
+/*
+ * A gnuplot script that needs nothing but the run's own files (like rt-app's per-run scripts):
+ * the latency CDF per class, from jobs.csv.gz, and jobs finished per second over the window in
+ * 100 ms bins. The classes, their counts and the window are written in as constants.
+ */
+void bench_write_plot(FILE *f, const struct bench_opts *o, struct bench_result *r, const struct bench_host *h)
+{
+	/* the window widened to whole 100 ms bins (a bin is plotted at its start) */
+	double ws = (double)(r->win_start - r->t0) / 1e9, we = ws + r->window_s;
+	ws = floor(ws * 10) / 10;
+	we = (floor(we * 10) + 1) / 10;
+	fprintf(f,
+		"# plot.gp - run %s: latency CDF per job class and throughput over time, from the files\n"
+		"# beside this script (written by schedbed run; see schedbed outputs).\n"
+		"#   gnuplot plot.gp                          latency_cdf_gp.png and throughput_gp.png here\n"
+		"#   gnuplot -e \"term='dumb'\" plot.gp         both in the terminal\n"
+		"#   gnuplot -e \"term='dumb'; only='cdf'\" plot.gp   the CDF alone\n"
+		"if (!exists(\"term\")) term = 'png'\n"
+		"if (!exists(\"only\")) only = ''\n"
+		"cd system(sprintf(\"dirname '%%s'\", ARG0))\n"
+		"rows = \"< gzip -dc jobs.csv.gz\"\n"
+		"set datafile separator ','\n"
+		"set key bottom right\n"
+		"set grid\n"
+		"if (term eq 'dumb') { set terminal dumb size 110,32 } else { set terminal pngcairo size 1000,620 }\n",
+		r->run_id);
+	fputs("classes = \"", f);
+	bool first = true;
+	for (unsigned k = 0; k < SB_MAX_CLASSES; k++)
+		if (r->hist[k] && r->hist[k]->count) {
+			fprintf(f, "%s%s", first ? "" : " ", bench_class_name(o->workload, k));
+			first = false;
+		}
+	fputs("\"\ncounts = \"", f);
+	first = true;
+	for (unsigned k = 0; k < SB_MAX_CLASSES; k++)
+		if (r->hist[k] && r->hist[k]->count) {
+			fprintf(f, "%s%llu", first ? "" : " ", (unsigned long long)r->hist[k]->count);
+			first = false;
+		}
+	fprintf(f,
+		"\"\n"
+		"if (term ne 'dumb') { set output 'latency_cdf_gp.png' }\n"
+		"set title \"%s: %s on %s, %u workers - latency CDF per class (nearest rank)\" noenhanced\n"
+		"set logscale x\n"
+		"set xlabel 'latency (us, log scale)'\n"
+		"set ylabel 'fraction of jobs at or below'\n"
+		/* one data source per class: smooth cumulative restarts at every skipped (NaN) row */
+		"plot for [i=1:words(classes)] sprintf(\"< gzip -dc jobs.csv.gz | awk -F, '$2 == \\\"%%s\\\"'\", "
+		"word(classes, i)) using ($8 / 1e3):(1.0 / real(word(counts, i))) smooth cumulative with steps "
+		"title word(classes, i) noenhanced\n"
+		"if (only eq 'cdf') { exit }\n"
+		"unset logscale x\n"
+		"set yrange [0:*]\n"
+		"if (term ne 'dumb') { set output 'throughput_gp.png' }\n"
+		"set title \"%s: jobs finished per second in the window (100 ms bins)\" noenhanced\n"
+		"set xlabel 's from run start'\n"
+		"set ylabel 'jobs/s'\n"
+		"set xrange [%.6f:%.6f]\n"
+		"plot rows using (floor($7 / 1e8) / 10.0):(10.0) smooth frequency with histeps title 'all classes'\n",
+		r->run_id, o->policy->name, o->workload->name, r->nworkers, r->run_id, ws, we);
+}
+
 /* ---- the table ---- */
 
-static const char *fmt_ns(char *buf, size_t len, const struct sb_hist *h, double q)
+static const char *fmt_ns(char *buf, size_t len, const struct sb_hist *h, uint64_t value)
 {
 	if (!h->count) {
 		snprintf(buf, len, "-");
 		return buf;
 	}
-	double v = (double)sb_hist_quantile(h, q);
+	double v = (double)value;
 	if (v < 1e3)
 		snprintf(buf, len, "%.0f ns", v);
 	else if (v < 1e6)
@@ -178,29 +294,61 @@ static const char *si(char *buf, size_t len, double v)
 	return buf;
 }
 
-static void class_row(FILE *f, const char *name, const struct sb_hist *h, double window_s)
+/* columns p50, p99, p99.9, max: bench_quantiles[0, 2, 3, 4] */
+static void class_row(FILE *f, const char *name, const struct sb_hist *h, const uint64_t pct[BENCH_NQ], double window_s)
 {
 	char a[32], b[32], c[32], d[32];
 	fprintf(f, "  %-16s %10llu %12.1f %11s %11s %11s %11s\n", name, (unsigned long long)h->count,
-		per_s((double)h->count, window_s), fmt_ns(a, sizeof a, h, 0.5), fmt_ns(b, sizeof b, h, 0.99),
-		fmt_ns(c, sizeof c, h, 0.999), fmt_ns(d, sizeof d, h, 1.0));
+		per_s((double)h->count, window_s), fmt_ns(a, sizeof a, h, pct[0]), fmt_ns(b, sizeof b, h, pct[2]),
+		fmt_ns(c, sizeof c, h, pct[3]), fmt_ns(d, sizeof d, h, pct[4]));
+}
+
+static bool pstat_value(const struct bench_result *r, const char *key, double *v)
+{
+	for (size_t i = 0; i < r->npstats; i++)
+		if (strcmp(r->pstats[i].key, key) == 0) {
+			*v = r->pstats[i].value;
+			return true;
+		}
+	return false;
+}
+
+/* The policy's path counters, and one note when one of them stayed 0 (see sb_policy_ops.paths). */
+static void paths_line(FILE *f, const struct bench_opts *o, const struct bench_result *r)
+{
+	const char *const *k = o->policy->paths;
+	if (!k || !*k)
+		return;
+	fprintf(f, "  %s:", o->policy->name);
+	bool zero = false;
+	for (; *k; k++) {
+		double v = 0;
+		if (!pstat_value(r, *k, &v))
+			continue;
+		fprintf(f, " %s %.0f", *k, v);
+		zero |= v == 0;
+	}
+	fputc('\n', f);
+	if (zero && o->policy->degenerate_hint)
+		fprintf(f, "  note: %s\n", o->policy->degenerate_hint);
 }
 
 void bench_print_table(FILE *f, const struct bench_opts *o, const struct bench_result *r)
 {
 	const uint64_t *w = r->window_cnt;
-	fprintf(f, "%s: policy %s, workload %s, %u threads, window %.3g s\n", r->run_id, o->policy->name,
-		o->workload->name, r->nworkers, r->window_s);
+	fprintf(f, "%s: policy %s, workload %s, %u threads, window %.3g s; latency percentiles %s\n", r->run_id,
+		o->policy->name, o->workload->name, r->nworkers, r->window_s,
+		r->pct_exact ? "by nearest rank" : "from histogram buckets (job rows were capped)");
 	fprintf(f, "  %-16s %10s %12s %11s %11s %11s %11s\n", "class", "jobs", "jobs/s", "p50", "p99", "p99.9", "max");
 	unsigned shown = 0;
 	for (unsigned k = 0; k < SB_MAX_CLASSES; k++) {
 		if (r->hist[k] && r->hist[k]->count) {
-			class_row(f, bench_class_name(o->workload, k), r->hist[k], r->window_s);
+			class_row(f, bench_class_name(o->workload, k), r->hist[k], r->pct[k], r->window_s);
 			shown++;
 		}
 	}
 	if (shown != 1)
-		class_row(f, "all", &r->all, r->window_s);
+		class_row(f, "all", &r->all, r->pct_all, r->window_s);
 	double cpu = r->cpu_window.user_s + r->cpu_window.sys_s;
 	char rate[32];
 	fprintf(f, "  tasks/s %s  CPU %.2f s user + %.2f s sys (%.2f cores)  steals %llu (%llu sweeps)  suspends %llu  "
@@ -208,8 +356,10 @@ void bench_print_table(FILE *f, const struct bench_opts *o, const struct bench_r
 		si(rate, sizeof rate, per_s((double)w[SB_C_RUN], r->window_s)), r->cpu_window.user_s, r->cpu_window.sys_s,
 		per_s(cpu, r->window_s), (unsigned long long)w[SB_C_STOLEN], (unsigned long long)w[SB_C_STEAL_SWEEP],
 		(unsigned long long)w[SB_C_SUSPEND], (unsigned long long)w[SB_C_WOKEN]);
+	paths_line(f, o, r);
 	if (r->ev_total)
 		fprintf(f, "  trace.json: %zu of %zu recorded events (those from the window's start%s)\n", r->ev_written,
 			r->ev_total, r->ev_limited ? ", up to --trace-limit" : "");
-	fprintf(f, "  accounting %s%s\n", r->recon_ok ? "ok" : "FAILED", r->failure ? ", run FAILED" : "");
+	fprintf(f, "  accounting %s%s%s\n", r->recon_ok ? "ok" : "FAILED", r->wl.results_wrong ? ", results WRONG" : "",
+		r->failure ? ", run FAILED" : "");
 }

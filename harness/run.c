@@ -9,6 +9,7 @@
  * (the accounting reconciles them); window rates come from relaxed snapshots at both ends.
  * Does not own the files' formats (report.c, meta.c, trace.c) or the directory (outdir.c).
  */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
@@ -242,8 +243,8 @@ static int write_files(const struct bench_opts *o, struct bench_result *r, const
 		const char *name;
 		bench_writer fn;
 	} files[] = {
-		{ "trace.json", trace_write }, { "jobs.csv", bench_write_jobs }, { "workers.csv", bench_write_workers },
-		{ "summary.json", bench_write_summary }, { "meta.json", bench_write_meta },
+		{ "trace.json", trace_write }, { "jobs.csv.gz", bench_write_jobs }, { "workers.csv", bench_write_workers },
+		{ "summary.json", bench_write_summary }, { "meta.json", bench_write_meta }, { "plot.gp", bench_write_plot },
 	};
 	for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
 		if (files[i].fn == trace_write && !o->core.trace)
@@ -275,7 +276,11 @@ int bench_run(struct bench_opts *o)
 	while (r.nclasses < SB_MAX_CLASSES && o->workload->classes && o->workload->classes[r.nclasses])
 		r.nclasses++;
 
-	/* everything that forks (git) or may fail on bad input happens before any thread exists */
+	if (bench_signals_start(err, sizeof err) != 0) {
+		bench_error("%s", err);
+		return BENCH_EXIT_FAIL;
+	}
+	/* everything that forks (git) or may fail on bad input happens before any worker exists */
 	struct bench_host host;
 	bench_host_collect(&host);
 	if (bench_out_prepare(o->out, r.run_id, sizeof r.run_id, err, sizeof err) != 0) {
@@ -291,6 +296,12 @@ int bench_run(struct bench_opts *o)
 		return start_failure_status(err);
 	}
 	r.nworkers = sb_rt_nworkers(rt);
+	/* after every check of the input: jogasaki's default of 5 workers stays the default, and on a
+	 * smaller machine one line says what it means */
+	if (!o->quiet && host.pus && (uint64_t)o->core.thread_count > host.pus)
+		fprintf(stderr, "schedbed: note: %lld workers on %u hardware threads: the kernel time-slices them "
+				"(--threads %u gives one per core)\n",
+			(long long)o->core.thread_count, host.pus, host.pus);
 	/* trace.json keeps the earliest trace_limit events of the window; no thread needs more */
 	sb_rt_set_trace_cap(rt, (size_t)o->p.trace_limit);
 	sb_rt_set_window(rt, UINT64_MAX, UINT64_MAX); /* nothing recorded during warm-up */
@@ -332,7 +343,10 @@ int bench_run(struct bench_opts *o)
 	struct bench_cpu cpu1 = cpu_now();
 	for (unsigned c = 0; c < SB_NR_COUNTERS; c++)
 		r.window_cnt[c] -= win.cnt0[c];
-	r.cpu_window = (struct bench_cpu){ cpu1.user_s - win.cpu0.user_s, cpu1.sys_s - win.cpu0.sys_s, cpu1.maxrss_kib };
+	/* rusage counts whole microseconds: difference them as such, so 0.056174 s does not print as
+	 * 0.056173999999999995 */
+	r.cpu_window = (struct bench_cpu){ round((cpu1.user_s - win.cpu0.user_s) * 1e6) / 1e6,
+					   round((cpu1.sys_s - win.cpu0.sys_s) * 1e6) / 1e6, cpu1.maxrss_kib };
 	r.window_s = (double)(r.win_end - r.win_start) / 1e9;
 	if (pg.on && pg.tty)
 		fputc('\n', stderr);
@@ -360,7 +374,7 @@ int bench_run(struct bench_opts *o)
 	qsort(r.rows, r.nrows, sizeof *r.rows, row_order);
 
 	int rc = BENCH_EXIT_OK;
-	if (col.oom) {
+	if (col.oom || bench_percentiles(&r) != 0) {
 		bench_out_abandon();
 		bench_error("out of memory while reading the recordings back");
 		rc = BENCH_EXIT_FAIL;
@@ -379,6 +393,10 @@ int bench_run(struct bench_opts *o)
 			rc = BENCH_EXIT_FAIL;
 		} else if (!r.recon_ok) {
 			bench_error("run failed: %s", r.recon_text);
+			rc = BENCH_EXIT_FAIL;
+		} else if (r.wl.results_wrong) {
+			bench_error("run failed: %llu wrong results; the first: %s", (unsigned long long)r.wl.results_wrong,
+				    r.wl.wrong_text);
 			rc = BENCH_EXIT_FAIL;
 		}
 	}

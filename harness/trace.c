@@ -140,6 +140,6 @@ void trace_write(FILE *f, const struct bench_opts *o, struct bench_result *r, co
 	bench_json_kv(f, "\n],\n\"otherData\":{\"run_id\":", r->run_id);
 	fprintf(f, ",\"events_written\":%zu,\"events_recorded\":%zu,\"events_lost\":%zu,\"cutoff_us\":", r->ev_written,
 		r->ev_total, r->ev_lost);
-	bench_json_num(f, cut == UINT64_MAX ? NAN : (double)(cut - r->t0) / 1e3);
+	sb_json_double(f, cut == UINT64_MAX ? NAN : (double)(cut - r->t0) / 1e3);
 	fputs("}}\n", f);
 }

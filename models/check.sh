@@ -158,27 +158,46 @@ run_build() {
 	touch "$d/done"
 }
 
+echo "model-check: ${#builds[@]} verifiers, $par at a time; each line appears as its verifier finishes (the two largest take the longest)"
 printf '%-10s %-27s %-11s %-38s %17s %5s  %s\n' "verdict" "check" "property" "outcome" "" "time" "spin options"
-next=0
+last=$SECONDS
 flush() {
-	# print finished builds' lines in list order, as far as they are finished
-	while [ "$next" -lt "${#builds[@]}" ]; do
-		local b=${builds[$next]%%|*}
-		[ -f "$work/$b/done" ] || break
-		cat "$work/$b/result"
-		next=$((next + 1))
+	# print every finished build's lines once, as soon as it is finished: progress, not list order
+	local line b ndone=0 running=""
+	for line in "${builds[@]}"; do
+		b=${line%%|*}
+		if [ -f "$work/$b/done" ]; then
+			ndone=$((ndone + 1))
+			if [ ! -f "$work/$b/printed" ]; then
+				cat "$work/$b/result"
+				touch "$work/$b/printed"
+				last=$SECONDS
+			fi
+		elif [ -d "$work/$b" ]; then
+			running="$running $b"
+		fi
+	done
+	# and a heartbeat while the large searches run without finishing anything
+	if [ $((SECONDS - last)) -ge 20 ]; then
+		echo "model-check: $ndone of ${#builds[@]} verifiers done after $((SECONDS - start)) s; running:$running"
+		last=$SECONDS
+	fi
+}
+# wait until fewer than $1 verifiers run, printing as they finish
+wait_below() {
+	while [ "$(jobs -rp | wc -l)" -ge "$1" ]; do
+		sleep 1
+		flush
 	done
 }
 start=$SECONDS
 for line in "${builds[@]}"; do
-	while [ "$(jobs -rp | wc -l)" -ge "$par" ]; do
-		wait -n 2>/dev/null || true
-		flush
-	done
+	wait_below "$par"
 	IFS='|' read -r build model defs kind opt checks <<<"$line"
 	run_build "$build" "$model" "$defs" "$kind" "$opt" "$checks" &
 	flush
 done
+wait_below 1
 wait
 flush
 

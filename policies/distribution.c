@@ -98,9 +98,9 @@ static void distribution_destroy(void *st)
 static int distribution_create(struct sb_rt *rt, const void *params, void **state, char *err, size_t errlen)
 {
 	const struct distribution_params *p = params;
-	struct distribution *d = ws_alloc_lines(sizeof *d);
+	struct distribution *d = sb_alloc_lines(sizeof *d);
 	unsigned n = sb_nworkers(rt);
-	if (!d || !(d->w = ws_alloc_lines(n * sizeof *d->w))) {
+	if (!d || !(d->w = sb_alloc_lines(n * sizeof *d->w))) {
 		free(d);
 		snprintf(err, errlen, "out of memory");
 		return -1;
@@ -298,6 +298,8 @@ static void distribution_stats(void *st, sb_stat_emit_fn emit, void *ctx)
 	emit(ctx, "distributor_overlaps", (double)atomic_load_explicit(&d->nr_overlap, memory_order_relaxed));
 }
 
+static const char *const distribution_paths[] = { "handoffs", NULL };
+
 const struct sb_policy_ops distribution_ops = {
 	.create = distribution_create,
 	.destroy = distribution_destroy,
@@ -313,4 +315,7 @@ const struct sb_policy_ops distribution_ops = {
 	.flags = SB_POLICY_STICKY_EXCLUSIVE,
 	.params = distribution_param_table,
 	.params_size = sizeof(struct distribution_params),
+	.paths = distribution_paths,
+	.degenerate_hint = "no task was handed off, so this ran as plain stealing: a hand-off needs a worker "
+			   "deactivated while another has queued work, which 3 or more workers give (--threads 3)",
 };

@@ -18,7 +18,7 @@ static int fifo_create(struct sb_rt *rt, const void *params, void **state, char 
 {
 	(void)rt;
 	(void)params;
-	struct fifo *f = malloc(sizeof *f);
+	struct fifo *f = sb_alloc_lines(sizeof *f); /* sb_fifo is cache-line aligned */
 	if (!f || sb_fifo_init(&f->q)) {
 		free(f);
 		snprintf(err, errlen, "out of memory");

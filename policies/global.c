@@ -90,30 +90,20 @@ struct global {
 
 static void global_destroy(void *st);
 
-static size_t round_line(size_t n)
-{
-	return (n + SB_CACHELINE - 1) / SB_CACHELINE * SB_CACHELINE;
-}
-
 static int global_create(struct sb_rt *rt, const void *params, void **state, char *err, size_t errlen)
 {
 	const struct global_params *p = params;
-	struct global *g = aligned_alloc(SB_CACHELINE, round_line(sizeof *g));
+	struct global *g = sb_alloc_lines(sizeof *g);
 	if (!g)
 		goto oom;
-	memset(g, 0, sizeof *g);
 	g->p = *p;
 	g->nworkers = sb_nworkers(rt);
 	g->nq = 1 + (p->producer_tokens ? (unsigned)p->producer_slots : 0);
 	atomic_init(&g->span, 1);
-	size_t qsz = round_line(g->nq * sizeof *g->q);
-	size_t wsz = round_line(g->nworkers * sizeof *g->w);
-	g->q = aligned_alloc(SB_CACHELINE, qsz);
-	g->w = aligned_alloc(SB_CACHELINE, wsz);
+	g->q = sb_alloc_lines(g->nq * sizeof *g->q);
+	g->w = sb_alloc_lines(g->nworkers * sizeof *g->w);
 	if (!g->q || !g->w)
 		goto oom;
-	memset(g->q, 0, qsz);
-	memset(g->w, 0, wsz);
 	for (unsigned i = 0; i < g->nq; i++)
 		if (sb_fifo_init(&g->q[i]))
 			goto oom;

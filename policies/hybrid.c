@@ -41,6 +41,7 @@ struct hybrid {
 	int64_t level;
 	_Atomic uint64_t nr_serial, nr_stealing, nr_lock_busy;
 };
+SB_ASSERT_MALLOC_ALIGNED(struct hybrid);
 
 static int hybrid_create(struct sb_rt *rt, const void *params, void **state, char *err, size_t errlen)
 {
@@ -115,6 +116,8 @@ static void hybrid_stats(void *st, sb_stat_emit_fn emit, void *ctx)
 	emit(ctx, "serial_refused_txn_busy", (double)atomic_load_explicit(&h->nr_lock_busy, memory_order_relaxed));
 }
 
+static const char *const hybrid_paths[] = { "jobs_serial", "jobs_stealing", NULL };
+
 const struct sb_policy_ops hybrid_ops = {
 	.create = hybrid_create,
 	.destroy = hybrid_destroy,
@@ -130,4 +133,7 @@ const struct sb_policy_ops hybrid_ops = {
 	.version = 1,
 	.params = hybrid_param_table,
 	.params_size = sizeof(struct hybrid_params),
+	.paths = hybrid_paths,
+	.degenerate_hint = "every job took one path: jobs with a work level up to lightweight_job_level run serially; "
+			   "a threshold inside the workload's levels splits them (oltp: --set lightweight_job_level=20)",
 };

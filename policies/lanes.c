@@ -76,8 +76,8 @@ static void lanes_destroy(void *st)
 static int lanes_create(struct sb_rt *rt, const void *params, void **state, char *err, size_t errlen)
 {
 	const struct lanes_params *p = params;
-	struct lanes *L = ws_alloc_lines(sizeof *L);
-	if (!L || !(L->w = ws_alloc_lines(sb_nworkers(rt) * sizeof *L->w))) {
+	struct lanes *L = sb_alloc_lines(sizeof *L);
+	if (!L || !(L->w = sb_alloc_lines(sb_nworkers(rt) * sizeof *L->w))) {
 		free(L);
 		snprintf(err, errlen, "out of memory");
 		return -1;

@@ -146,10 +146,6 @@ struct priority {
 	_Atomic uint64_t nr_cancel, nr_clamped, nr_unstarted;
 };
 
-static size_t round_line(size_t n)
-{
-	return (n + SB_CACHELINE - 1) / SB_CACHELINE * SB_CACHELINE;
-}
 
 static void bump(_Atomic uint64_t *c)
 {
@@ -220,13 +216,12 @@ static void priority_job_start(void *st, struct sb_job *j, struct sb_thread *cal
 		count(&pr->nr_clamped);
 		prio = prio > max ? max : -max;
 	}
-	struct priority_job *pj = aligned_alloc(SB_CACHELINE, round_line(sizeof *pj + limit * sizeof pj->markers[0]));
+	struct priority_job *pj = sb_alloc_lines(sizeof *pj + limit * sizeof pj->markers[0]);
 	if (!pj) {
 		fprintf(stderr, "%s:%d: out of memory for the state of job %llu\n", __FILE__, __LINE__,
 			(unsigned long long)j->id);
 		abort();
 	}
-	memset(pj, 0, sizeof *pj + limit * sizeof pj->markers[0]);
 	sb_fifo_init(&pj->q);
 	pj->limit = limit;
 	pj->level = (unsigned)(prio + max);
@@ -471,21 +466,16 @@ static void priority_destroy(void *st)
 static int priority_create(struct sb_rt *rt, const void *params, void **state, char *err, size_t errlen)
 {
 	const struct priority_params *p = params;
-	struct priority *pr = aligned_alloc(SB_CACHELINE, round_line(sizeof *pr));
+	struct priority *pr = sb_alloc_lines(sizeof *pr);
 	if (!pr)
 		goto oom;
-	memset(pr, 0, sizeof *pr);
 	pr->p = *p;
 	pr->nworkers = sb_nworkers(rt);
 	pr->nlevels = 2 * (unsigned)p->max_priority + 1;
-	size_t lsz = round_line((pr->nlevels + 1) * sizeof *pr->lv);
-	size_t wsz = round_line(pr->nworkers * sizeof *pr->w);
-	pr->lv = aligned_alloc(SB_CACHELINE, lsz);
-	pr->w = aligned_alloc(SB_CACHELINE, wsz);
+	pr->lv = sb_alloc_lines((pr->nlevels + 1) * sizeof *pr->lv);
+	pr->w = sb_alloc_lines(pr->nworkers * sizeof *pr->w);
 	if (!pr->lv || !pr->w)
 		goto oom;
-	memset(pr->lv, 0, lsz);
-	memset(pr->w, 0, wsz);
 	if (sb_fifo_init(&pr->front))
 		goto oom;
 	for (unsigned i = 0; i <= pr->nlevels; i++)

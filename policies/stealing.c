@@ -90,22 +90,15 @@ struct ws {
 	struct ws_params p;
 	unsigned n;
 	bool own_queue_first;   /* a worker's own spawns go to its own queue (preferred = self) */
+	bool cond_ptl;          /* p.conditional == WS_COND_PTL: pops may have to park a task */
 	struct ws_worker *w;
 };
+SB_ASSERT_MALLOC_ALIGNED(struct ws); /* its per-worker array is the aligned part */
 
 static void bump(_Atomic uint64_t *c)
 {
 	/* owner-only counter: relaxed load+store, read relaxed by ws_stats */
 	atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + 1, memory_order_relaxed);
-}
-
-void *ws_alloc_lines(size_t size)
-{
-	size_t sz = (size + SB_CACHELINE - 1) / SB_CACHELINE * SB_CACHELINE;
-	void *p = aligned_alloc(SB_CACHELINE, sz ? sz : SB_CACHELINE);
-	if (p)
-		memset(p, 0, sz);
-	return p;
 }
 
 /* Order victims nearest first by hwloc distance, ties by how far after `self` they come. */
@@ -130,7 +123,8 @@ int ws_create(struct sb_rt *rt, const struct ws_params *p, struct ws **out, char
 	ws->p = *p;
 	ws->n = sb_nworkers(rt);
 	ws->own_queue_first = sb_rt_config(rt)->use_preferred_worker_for_current_thread;
-	ws->w = ws_alloc_lines(ws->n * sizeof *ws->w);
+	ws->cond_ptl = p->conditional == WS_COND_PTL;
+	ws->w = sb_alloc_lines(ws->n * sizeof *ws->w);
 	if (!ws->w)
 		goto oom;
 	for (unsigned i = 0; i < ws->n; i++) {
@@ -197,27 +191,41 @@ static unsigned pick(struct ws *ws, struct sb_thread *caller, const struct sb_ta
 	return w;
 }
 
-static __attribute__((noinline, cold)) void no_room(struct ws *ws, unsigned w)
+static __attribute__((noinline, cold, noreturn)) void no_room(struct ws *ws, unsigned w)
 {
 	fprintf(stderr, "stealing: out of memory growing the deque of worker %u\n", w);
 	abort();
 }
 
-/* The owner's own spawn into its deque. Publication is the core's business to announce: the
- * caller returns w == self, and the core tells idle workers that work became available. */
-static inline __attribute__((always_inline)) void own_push(struct ws *ws, struct ws_worker *q, unsigned w, struct sb_task *t)
+/* own_push's rare cases: a full array, or a publication (eager or asked for). */
+static __attribute__((noinline)) int own_push_slow(struct ws *ws, struct ws_worker *q, int w, struct sb_task *t,
+						    bool pushed)
 {
-	if (__builtin_expect(sb_deque_push(&q->dq, t, sb_nidle(ws->rt) != 0) < 0, 0))
-		no_room(ws, w);
+	if (pushed)
+		sb_deque_publish(&q->dq);
+	else if (sb_deque_push(&q->dq, t, sb_nidle(ws->rt) != 0) < 0)
+		no_room(ws, (unsigned)w);
+	return w;
+}
+
+/* The owner's own spawn into its deque; returns w. Publication is the core's business to
+ * announce: the caller returns w == self, and the core tells idle workers that work became
+ * available. Every call on the way out is a tail call, so the common case saves no registers. */
+static inline __attribute__((always_inline)) int own_push(struct ws *ws, struct ws_worker *q, int w, struct sb_task *t)
+{
+	if (__builtin_expect(!sb_deque_push_private(&q->dq, t), 0))
+		return own_push_slow(ws, q, w, t, false);
+	if (__builtin_expect(sb_nidle(ws->rt) != 0 || sb_deque_asked(&q->dq), 0))
+		return own_push_slow(ws, q, w, t, true);
+	return w;
 }
 
 static inline int push_impl(struct ws *ws, unsigned w, struct sb_thread *caller, struct sb_task *t)
 {
 	struct ws_worker *q = &ws->w[w];
 	if (ws->p.local_order == WS_LIFO && sb_thread_worker(caller) == (int)w && !(t->flags & SB_TF_AGAIN))
-		own_push(ws, q, w, t);
-	else
-		sb_fifo_push(&q->ring, t);
+		return own_push(ws, q, (int)w, t);
+	sb_fifo_push(&q->ring, t);
 	return (int)w;
 }
 
@@ -237,24 +245,38 @@ static inline int place_on(struct ws *ws, unsigned w, struct sb_thread *caller, 
 	return push_impl(ws, w, caller, t);
 }
 
+/* Everything but a worker's plain spawn onto its own queue: conditional, sticky, urgent and
+ * re-submitted tasks, and submissions from other threads. Out of line, so that the common case
+ * below needs no callee-saved registers. */
+static __attribute__((noinline)) int submit_other(struct ws *ws, struct sb_thread *caller, struct sb_task *t)
+{
+	if ((t->flags & SB_TF_COND) && ws->p.conditional == WS_COND_WATCHER)
+		return SB_TO_WATCHER;
+	return place_on(ws, pick(ws, caller, t), caller, t);
+}
+
+/* local_order=fifo's own spawn: out of line (a tail call), so that the FIFO's segment handling
+ * does not make the lifo path save registers. */
+static __attribute__((noinline)) int own_fifo_push(struct ws_worker *q, int self, struct sb_task *t)
+{
+	sb_fifo_push(&q->ring, t);
+	return self;
+}
+
 static inline __attribute__((always_inline)) int submit_impl(struct ws *ws, struct sb_thread *caller, struct sb_task *t)
 {
 	int self = sb_thread_worker(caller);
 	/* the common case first: a plain task spawned on a worker stays on that worker. This
 	 * repeats push_impl's choice on purpose: going through it costs ~10 instructions per task
 	 * (measured with callgrind on micro chains). */
-	if (self >= 0 && ws->own_queue_first &&
-	    !(t->flags & (SB_TF_STICKY | SB_TF_COND | SB_TF_URGENT | SB_TF_AGAIN))) {
+	if (__builtin_expect(self >= 0 && ws->own_queue_first &&
+			     !(t->flags & (SB_TF_STICKY | SB_TF_COND | SB_TF_URGENT | SB_TF_AGAIN)), 1)) {
 		struct ws_worker *q = &ws->w[self];
 		if (ws->p.local_order == WS_LIFO)
-			own_push(ws, q, (unsigned)self, t);
-		else
-			sb_fifo_push(&q->ring, t);
-		return self;
+			return own_push(ws, q, self, t);
+		return own_fifo_push(q, self, t);
 	}
-	if ((t->flags & SB_TF_COND) && ws->p.conditional == WS_COND_WATCHER)
-		return SB_TO_WATCHER;
-	return place_on(ws, pick(ws, caller, t), caller, t);
+	return submit_other(ws, caller, t);
 }
 
 int ws_submit(struct ws *ws, struct sb_thread *caller, struct sb_task *t)
@@ -281,18 +303,43 @@ static __attribute__((noinline, cold)) void published(struct ws *ws)
 	sb_work_available(ws->rt);
 }
 
-static inline __attribute__((always_inline)) struct sb_task *main_pop(struct ws *ws, struct ws_worker *me)
+/* local_order=lifo's pop, all of it: the FIFO first when `fair` (one pop in 32, so that what
+ * others submit cannot starve), then the deque, then the FIFO. */
+static __attribute__((noinline)) struct sb_task *lifo_pop_full(struct ws *ws, struct ws_worker *me, bool fair)
 {
-	if (ws->p.local_order == WS_FIFO)
-		return sb_fifo_pop(&me->ring);
 	struct sb_task *t;
-	if ((++me->fair & 31) == 0 && (t = sb_fifo_pop(&me->ring)))
+	if (fair && (t = sb_fifo_pop(&me->ring)))
 		return t;
 	bool pub = false;
 	t = sb_deque_pop(&me->dq, &pub);
 	if (__builtin_expect(pub, 0))
 		published(ws); /* a thief asked, and the pop gave it the older half of our tasks */
 	return t ? t : sb_fifo_pop(&me->ring);
+}
+
+/* A thief asked while the owner popped a private task: publish, then hand the task back. */
+static __attribute__((noinline, cold)) struct sb_task *lifo_pop_publish(struct ws *ws, struct ws_worker *me,
+									 struct sb_task *t)
+{
+	if (sb_deque_publish(&me->dq))
+		published(ws);
+	return t;
+}
+
+/* The owner's main queue. For lifo the common case is a private task and nothing else to do;
+ * every rare case is a tail call, so the common case saves no registers. */
+static inline __attribute__((always_inline)) struct sb_task *main_pop(struct ws *ws, struct ws_worker *me)
+{
+	if (ws->p.local_order == WS_FIFO)
+		return sb_fifo_pop(&me->ring);
+	if (__builtin_expect((++me->fair & 31) == 0, 0))
+		return lifo_pop_full(ws, me, true);
+	struct sb_task *t = sb_deque_pop_private(&me->dq);
+	if (__builtin_expect(!t, 0))
+		return lifo_pop_full(ws, me, false);
+	if (__builtin_expect(sb_deque_asked(&me->dq), 0))
+		return lifo_pop_publish(ws, me, t);
+	return t;
 }
 
 static bool dropped(const struct sb_task *t)
@@ -373,16 +420,29 @@ static __attribute__((noinline, cold)) struct sb_task *ptl_take(struct ws *ws, s
 	return t;
 }
 
-static inline __attribute__((always_inline)) struct sb_task *pop_impl(struct ws *ws, unsigned self)
+/* The full pop: pending list, then main and sticky in jogasaki's check order, parking an early
+ * conditional task. Out of line, for the same reason as submit_other. */
+static __attribute__((noinline)) struct sb_task *pop_full(struct ws *ws, struct ws_worker *me)
 {
-	struct ws_worker *me = &ws->w[self];
 	struct sb_task *t;
-	if (__builtin_expect(me->ptl.len != 0, 0) && (t = ptl_scan(ws, me)))
+	if (me->ptl.len != 0 && (t = ptl_scan(ws, me)))
 		return t;
 	t = queues_pop(ws, me);
 	if (t && __builtin_expect(ptl_candidate(ws, t), 0))
 		return ptl_take(ws, me, t);
 	return t;
+}
+
+static inline __attribute__((always_inline)) struct sb_task *pop_impl(struct ws *ws, unsigned self)
+{
+	struct ws_worker *me = &ws->w[self];
+	/* One combined test: with no pending list, no pending-list mode and an empty sticky queue
+	 * the check order has nothing to order, so the main queue alone answers. The ratio
+	 * accumulator then advances only on pops where sticky work competed with main work, which
+	 * keeps jogasaki's one-in-ten among the checks where the order matters. */
+	if (__builtin_expect(!(me->ptl.len | (size_t)ws->cond_ptl) && sb_mpsc_empty(&me->sticky), 1))
+		return main_pop(ws, me);
+	return pop_full(ws, me);
 }
 
 struct sb_task *ws_pop(struct ws *ws, unsigned self)
@@ -508,7 +568,7 @@ _Static_assert(_Alignof(struct sb_task) > WS_LANE_FLAGS, "a task pointer leaves 
 
 int ws_lane_txn_init(struct sb_txn *x)
 {
-	struct ws_lane *l = ws_alloc_lines(sizeof *l);
+	struct ws_lane *l = sb_alloc_lines(sizeof *l);
 	if (!l)
 		return -ENOMEM;
 	atomic_init(&l->word, 0);

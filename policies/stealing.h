@@ -57,9 +57,6 @@ struct sb_task *ws_idle(struct ws *ws, unsigned self, struct sb_idle *out);
 size_t ws_queued(struct ws *ws, int w);
 size_t ws_main_len(struct ws *ws, unsigned w);
 void ws_stats(struct ws *ws, sb_stat_emit_fn emit, void *ctx);
-/* `size` bytes of zeroes, cache-line aligned and rounded up to whole lines, so that shared state
- * never shares a line with its neighbours; release with free(). NULL when out of memory. */
-void *ws_alloc_lines(size_t size);
 
 /*
  * Occupancy-guarded queues: memo 001's task processing lanes and transaction slots. A lane

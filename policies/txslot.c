@@ -76,8 +76,8 @@ static void txslot_destroy(void *st)
 static int txslot_create(struct sb_rt *rt, const void *params, void **state, char *err, size_t errlen)
 {
 	const struct txslot_params *p = params;
-	struct txslot *S = ws_alloc_lines(sizeof *S);
-	if (!S || !(S->w = ws_alloc_lines(sb_nworkers(rt) * sizeof *S->w)) ||
+	struct txslot *S = sb_alloc_lines(sizeof *S);
+	if (!S || !(S->w = sb_alloc_lines(sb_nworkers(rt) * sizeof *S->w)) ||
 	    sb_fifo_init(&S->gioq)) {
 		if (S)
 			txslot_destroy(S);

@@ -11,7 +11,7 @@ drift hits all alike:
           oneTBB task_group, libgomp tasks (peers/, built from the Debian packages)
 Each run is one process that computes twice and times the second round, so that first-touch
 page faults and pool start-up are left out alike: schedbed runs two jobs (`schedbed run -n 2`)
-and the time is the second job's latency from jobs.csv (submit to completion), its task count
+and the time is the second job's latency from the per-job rows (submit to completion), its task count
 half the tasks the workers ran; a peer (peers/*.c) times its own second round. Reported per task:
 median and min..max over the runs, the 2-worker speedup (median time at 1 worker over median at
 2), and instructions per task from callgrind on a 1-worker run (the difference between two
@@ -38,7 +38,7 @@ import sys
 import tempfile
 import time
 
-from sbresults import die
+from sbresults import die, job_rows
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -80,8 +80,7 @@ def run_schedbed(sb, c, size, threads):
         r = subprocess.run(schedbed_argv(sb, c, size, threads) + ["--out", out], capture_output=True, text=True)
         if r.returncode != 0:
             die(f"schedbed failed ({' '.join(schedbed_argv(sb, c, size, threads))}): {r.stderr.strip()}", 1)
-        with open(os.path.join(out, "jobs.csv")) as f:
-            rows = list(csv.DictReader(f))
+        rows = job_rows(out)
         with open(os.path.join(out, "summary.json")) as f:
             s = json.load(f)
     if len(rows) != 2 or any(r["status"] != "ok" for r in rows):

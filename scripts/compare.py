@@ -18,9 +18,7 @@ import csv
 import glob
 import os
 
-import numpy as np
-
-from sbresults import (Runner, cdf, die, fmt_rate, job_latencies, load_run, main_classes, parse_with_passthrough, plt,
+from sbresults import (np, Runner, cdf, die, fmt_rate, job_latencies, load_run, main_classes, parse_with_passthrough, plt,
                        policy_names, save, split_list)
 
 

@@ -2,7 +2,7 @@
 # Install the Debian packages schedbed needs, only those missing. Idempotent and quiet when
 # everything is there. Uses sudo when not root.
 set -euo pipefail
-pkgs=(gcc g++ make libsimgrid-dev pkg-config liburcu-dev libhwloc-dev libcriterion-dev gnuplot-nox python3-matplotlib
+pkgs=(gcc g++ make libsimgrid-dev pkg-config liburcu-dev libhwloc-dev zlib1g-dev libcriterion-dev gnuplot-nox python3-matplotlib
       python3-numpy clang spin valgrind libtbb-dev slurm-wlm)
 missing=()
 for p in "${pkgs[@]}"; do

@@ -14,9 +14,7 @@ import json
 import os
 import re
 
-import numpy as np
-
-from sbresults import cdf, die, fmt_ns, job_latencies, load_run, plt, save, tail, title_of
+from sbresults import np, cdf, die, fmt_ns, job_latencies, load_run, pct, plt, save, tail, title_of
 
 TS = re.compile(r'"ts":([0-9.eE+-]+)')
 
@@ -29,7 +27,7 @@ def latency_figure(run):
     fig, (a1, a2) = plt.subplots(1, 2, figsize=(12, 4.6))
     for i, cls in enumerate(sorted(lat, key=lambda c: -len(lat[c]))):
         v = lat[cls]
-        label = f"{cls} (n={len(v)}, p50 {fmt_ns(np.percentile(v, 50))}, p99 {fmt_ns(np.percentile(v, 99))})"
+        label = f"{cls} (n={len(v)}, p50 {fmt_ns(pct(v, 50))}, p99 {fmt_ns(pct(v, 99))})"
         colour = plt.cm.tab10(i % 10) if len(lat) <= 10 else plt.cm.tab20(i % 20)
         cdf(a1, v, label, color=colour)
         tail(a2, v, None, color=colour)

@@ -1,6 +1,6 @@
 """sbresults.py - what the plotting and experiment scripts share.
 
-Owns reading a run directory written by `schedbed run` (summary.json, meta.json, jobs.csv),
+Owns reading a run directory written by `schedbed run` (summary.json, meta.json, jobs.csv.gz),
 the look of every figure (units, log axes, saving PNG and PDF side by side), and running
 `schedbed run` from a script with one progress line per run. It knows no policy and no
 workload by name: everything it shows comes from the files. Does not own any figure's content;
@@ -9,6 +9,7 @@ plot_run.py, compare.py, sweep.py and experiments.py do.
 Run with /usr/bin/python3 (Debian's matplotlib and numpy) and MPLBACKEND=Agg.
 """
 import csv
+import gzip
 import json
 import os
 import subprocess
@@ -63,20 +64,33 @@ def load_run(run_dir):
     return run
 
 
+def pct(values, q):
+    """Percentile q (0..100) by nearest rank, the one method schedbed's table and summary.json use:
+    the smallest value with at least q% of the values at or below it (no interpolation)."""
+    return float(np.percentile(values, q, method="inverted_cdf"))
+
+
+def job_rows(run_dir):
+    """The rows of a run's jobs.csv.gz (or an older run's plain jobs.csv) as dicts; empty when
+    neither is there."""
+    path = os.path.join(run_dir, "jobs.csv.gz")
+    if os.path.exists(path):
+        opener = gzip.open
+    else:
+        path, opener = os.path.join(run_dir, "jobs.csv"), open
+        if not os.path.exists(path):
+            return []
+    with opener(path, "rt", newline="") as f:
+        return list(csv.DictReader(f))
+
+
 def job_latencies(run_dir):
-    """{class name: numpy array of latencies in ns} from jobs.csv (empty when it is missing)."""
-    path = os.path.join(run_dir, "jobs.csv")
+    """{class name: numpy array of latencies in ns} from the run's per-job rows."""
     out = {}
-    if not os.path.exists(path):
-        return out
-    with open(path, newline="") as f:
-        r = csv.reader(f)
-        head = next(r, None)
-        if not head or "class" not in head or "latency_ns" not in head:
-            die(f"{path}: header lacks class/latency_ns: {head}")
-        ci, li = head.index("class"), head.index("latency_ns")
-        for row in r:
-            out.setdefault(row[ci], []).append(int(row[li]))
+    for row in job_rows(run_dir):
+        if "class" not in row or "latency_ns" not in row:
+            die(f"{run_dir}: per-job rows lack class/latency_ns: {sorted(row)}")
+        out.setdefault(row["class"], []).append(int(row["latency_ns"]))
     return {k: np.asarray(v, dtype=np.float64) for k, v in out.items()}
 
 
@@ -157,6 +171,7 @@ class Runner:
         self.total = total
         self.done = 0
         self.failed = []
+        self.sized = False
         self.t0 = time.monotonic()
 
     def run(self, label, args, out_dir):
@@ -181,6 +196,12 @@ class Runner:
         s = load_json(summary_path)
         a = s["all"]
         print(f" {fmt_rate(s['throughput'])} jobs/s, p99 {fmt_ns(a['p99'])}; {eta}", file=sys.stderr)
+        if not self.sized and self.total > 1:
+            # what the whole command will write, known once one run has written its files
+            self.sized = True
+            size = sum(os.path.getsize(os.path.join(out_dir, n)) for n in os.listdir(out_dir))
+            print(f"      size: one run wrote {size / 1e6:.1f} MB; all {self.total} runs will write about "
+                  f"{size * self.total / 1e6:.1f} MB", file=sys.stderr)
         return s
 
     def report(self):

@@ -21,6 +21,7 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#include <zlib.h>
 
 #include "../core/stats.h"
 #include "../workloads/workload.h"
@@ -56,15 +57,16 @@ static void remove_tree(const char *d)
 	cr_assert_eq(system(cmd), 0, "%s", cmd);
 }
 
+/* The file's text (gzread also reads files that are not compressed). */
 static void slurp(const char *path, char *buf, size_t len)
 {
 	buf[0] = 0;
-	FILE *f = fopen(path, "r");
+	gzFile f = gzopen(path, "rb");
 	if (!f)
 		return;
-	size_t n = fread(buf, 1, len - 1, f);
-	buf[n] = 0;
-	fclose(f);
+	int n = gzread(f, buf, (unsigned)(len - 1));
+	buf[n > 0 ? n : 0] = 0;
+	gzclose(f);
 }
 
 static pid_t spawn_in(const char *cwd, const char *cap, char *const argv[])
@@ -188,6 +190,11 @@ static const struct bad_case bad_cases[] = {
 	{ "fulldir:old", { RUN, "--jobs", "5", "--out", "old" }, "exists and is not empty" },
 	{ "", { RUN, "--jobs", "5", "--out", "@E" }, "--out needs a directory path" },
 	{ "", { "list", "--frobnicate" }, "bad option '--frobnicate'" },
+	{ "", { "run", "--workload", "micro" }, "missing --policy; valid policies are: " },
+	{ "", { RUN, "--set", "thread_count=3", "--threads", "2" },
+	  "'--set thread_count=3' and '--threads 2' give one" },
+	{ "", { RUN, "--set", "length=3", "--set", "workload.length=4" }, "give one parameter two values" },
+	{ "", { RUN, "--jobs", "5", "--jobs", "6" }, "'--jobs 5' and '--jobs 6' give one parameter two values" },
 };
 
 ParameterizedTestParameters(cli, bad_input)
@@ -278,6 +285,88 @@ Test(cli, interrupted_run_leaves_nothing, .timeout = 60)
 	free(dir);
 }
 
+/* A workload that finds a wrong result fails the run: exit 1, the first wrong result on stderr,
+ * and the count in summary.json (the patterns workload with a planted wrong output). */
+Test(cli, wrong_result_fails_run, .timeout = 60)
+{
+	char *dir = make_tmp();
+	char *argv[] = { SCHEDBED_BIN, "run", "--policy", "stealing", "--workload", "patterns", "--jobs", "2",
+			 "--threads", "2", "--set", "fault=wrong_output", "--set", "steps=10", "--set", "iterations=4",
+			 "--quiet", "--out", "run", NULL };
+	struct outcome *o = malloc(sizeof *o);
+	cr_assert(o);
+	run_in(dir, argv, o);
+	cr_expect_eq(o->status, 1, "exit status: %d (%s)", o->status, o->err);
+	cr_expect(strstr(o->err, "wrong results; the first: stencil_1d: graph 0 task (step 6, column"),
+		  "stderr names the first wrong result: %s", o->err);
+	cr_expect(strstr(o->out, "results WRONG"), "the summary table says so: %s", o->out);
+	char path[512], summary[1 << 14];
+	snprintf(path, sizeof path, "%s/run/summary.json", dir);
+	slurp(path, summary, sizeof summary);
+	cr_expect(strstr(summary, "\"results_wrong\": ") && !strstr(summary, "\"results_wrong\": 0"),
+		  "summary.json counts them");
+	free(o);
+	remove_tree(dir);
+	free(dir);
+}
+
+/*
+ * Interrupts at every stage (before the directory is reserved, while workers run, while files are
+ * written, after publishing), once or twice in a row, with the default place and with an --out
+ * whose parents do not exist: the working directory ends either empty or holding one complete
+ * result, never an empty or half-written one.
+ */
+Test(cli, interrupts_anywhere_leave_nothing_half_made, .timeout = 120)
+{
+	char *cap = make_tmp();
+	unsigned complete = 0, interrupted = 0;
+	for (unsigned i = 0; i < 40; i++) {
+		char *dir = make_tmp();
+		char *argv[] = { SCHEDBED_BIN, "run", "--policy", (char *)sb_policies[i % 3]->name, "--workload", "micro",
+				 "--duration", "0.1", "--warmup", "0.02", "--threads", "2", "--quiet",
+				 i % 2 ? "--out" : NULL, "deep/er/run", NULL };
+		pid_t pid = spawn_in(dir, cap, argv);
+		struct timespec ts = { 0, (long)(i * 4 % 160) * 1000 * 1000 }; /* 0..156 ms: every stage */
+		nanosleep(&ts, NULL);
+		kill(pid, SIGINT);
+		if (i % 4 >= 2)
+			kill(pid, SIGINT); /* a second Ctrl-C right behind the first */
+		struct outcome *o = malloc(sizeof *o);
+		cr_assert(o);
+		wait_for(pid, cap, o);
+		char after[4096];
+		listing(dir, after, sizeof after);
+		if (after[0]) {
+			/* only a finished run may leave something, and then exactly its five files */
+			char run[512], listed[4096];
+			snprintf(run, sizeof run, i % 2 ? "%s/deep/er/run" : "%s/results", dir);
+			if (!(i % 2)) {
+				DIR *d = opendir(run);
+				struct dirent *e;
+				while (d && (e = readdir(d)))
+					if (e->d_name[0] != '.')
+						snprintf(run + strlen(run), sizeof run - strlen(run), "/%s", e->d_name);
+				if (d)
+					closedir(d);
+			}
+			listing(run, listed, sizeof listed);
+			cr_expect_str_eq(listed, "jobs.csv.gz\nmeta.json\nplot.gp\nsummary.json\nworkers.csv\n",
+					 "run %u (SIGINT at %ld ms, exit %d) left an incomplete %s: %s", i,
+					 ts.tv_nsec / 1000000, o->status, run, listed);
+			complete++;
+		} else {
+			cr_expect_eq(o->status, 130, "run %u: exit %d after SIGINT (%s)", i, o->status, o->err);
+			interrupted++;
+		}
+		free(o);
+		remove_tree(dir);
+		free(dir);
+	}
+	cr_expect(interrupted > 0, "some runs were interrupted before they finished");
+	remove_tree(cap);
+	free(cap);
+}
+
 /* ---- a good run ---- */
 
 #define GOOD_JOBS "24"
@@ -337,7 +426,7 @@ ParameterizedTest(struct sb_tpol *pol, cli, good_run_files, .timeout = 60)
 	char *run = good_run(pol->name, dir, true);
 	char listed[4096];
 	listing(run, listed, sizeof listed);
-	cr_expect_str_eq(listed, "jobs.csv\nmeta.json\nsummary.json\ntrace.json\nworkers.csv\n", "the five files");
+	cr_expect_str_eq(listed, "jobs.csv.gz\nmeta.json\nplot.gp\nsummary.json\ntrace.json\nworkers.csv\n", "the six files");
 	listing(dir, listed, sizeof listed);
 	cr_expect_str_eq(listed, "run\n", "only the result directory, no temporary: %s", listed);
 
@@ -345,7 +434,7 @@ ParameterizedTest(struct sb_tpol *pol, cli, good_run_files, .timeout = 60)
 	snprintf(path, sizeof path, "%s/meta.json", run);
 	cr_expect(python_ok("import json,sys\n"
 			    "m=json.load(open(sys.argv[1]))\n"
-			    "need='git command_line host cpu_model cores_online topology compiler date policy core workload seed duration_s warmup_s jobs failure'.split()\n"
+			    "need='git command_line host cpu_model cores_online topology compiler date policy core workload seed duration_s warmup_s jobs trace_limit failure'.split()\n"
 			    "miss=[k for k in need if k not in m]\n"
 			    "assert not miss, miss\n"
 			    "assert m['policy']['name']==sys.argv[2] and 'params' in m['policy']\n"
@@ -361,7 +450,7 @@ ParameterizedTest(struct sb_tpol *pol, cli, good_run_files, .timeout = 60)
 			    "need='run_id policy workload threads window_s jobs throughput tasks_per_s cpu classes counters policy_stats reconciliation failure'.split()\n"
 			    "miss=[k for k in need if k not in s]\n"
 			    "assert not miss, miss\n"
-			    "assert s['jobs']==" GOOD_JOBS " and s['threads']==2 and s['failure'] is None\n"
+			    "assert s['all']['count']==" GOOD_JOBS " and s['threads']==2 and s['failure'] is None\n"
 			    "assert s['reconciliation']['ok'] is True\n"
 			    "c=s['classes']['chain']\n"
 			    "assert set('count throughput p50 p90 p99 p999 max mean'.split())<=set(c)\n"
@@ -370,6 +459,17 @@ ParameterizedTest(struct sb_tpol *pol, cli, good_run_files, .timeout = 60)
 			    "assert s['counters']['total']['tasks']==" GOOD_JOBS "*" GOOD_LENGTH "\n",
 			    path, NULL),
 		  "summary.json parses, has the required keys, and the run adds up");
+	/* one percentile method: summary.json's values are what the plots compute from jobs.csv */
+	cr_expect(python_ok("import csv,json,sys\n"
+			    "sys.path.insert(0,sys.argv[2]+'/scripts')\n"
+			    "from sbresults import pct, job_latencies\n"
+			    "s=json.load(open(sys.argv[1]+'/summary.json'))\n"
+			    "assert s['percentiles']=='nearest rank over every job', s['percentiles']\n"
+			    "for c,v in job_latencies(sys.argv[1]).items():\n"
+			    "  for k,q in (('p50',50),('p90',90),('p99',99),('p999',99.9),('max',100)):\n"
+			    "    assert s['classes'][c][k]==pct(v,q), (c,k,s['classes'][c][k],pct(v,q))\n",
+			    run, SB_SRCDIR),
+		  "summary.json's percentiles are the nearest-rank values of jobs.csv");
 	snprintf(path, sizeof path, "%s/trace.json", run);
 	cr_expect(python_ok("import json,sys\n"
 			    "t=json.load(open(sys.argv[1]))['traceEvents']\n"
@@ -380,7 +480,7 @@ ParameterizedTest(struct sb_tpol *pol, cli, good_run_files, .timeout = 60)
 		  "trace.json parses and has one X event per task");
 
 	char line[4096], expect[4096];
-	snprintf(path, sizeof path, "%s/jobs.csv", run);
+	snprintf(path, sizeof path, "%s/jobs.csv.gz", run);
 	first_line(path, line, sizeof line);
 	cr_expect_str_eq(line, "id,class,work_level,arrival_ns,submit_ns,start_ns,end_ns,latency_ns,end_worker,status");
 	static char body[1 << 16];
@@ -402,6 +502,17 @@ ParameterizedTest(struct sb_tpol *pol, cli, good_run_files, .timeout = 60)
 	free(dir);
 }
 
+static void expect_png(const char *run, const char *name)
+{
+	char path[800], head[16];
+	snprintf(path, sizeof path, "%s/%s", run, name);
+	FILE *f = fopen(path, "rb");
+	cr_assert(f, "%s was written in the run directory", name);
+	size_t n = fread(head, 1, 8, f);
+	fclose(f);
+	cr_expect(n == 8 && memcmp(head, "\x89PNG\r\n\x1a\n", 8) == 0, "%s is a PNG", name);
+}
+
 Test(cli, plot_run_makes_pngs, .timeout = 120)
 {
 	char *dir = make_tmp();
@@ -411,16 +522,81 @@ Test(cli, plot_run_makes_pngs, .timeout = 120)
 	cr_assert(o);
 	run_in(dir, argv, o);
 	cr_assert_eq(o->status, 0, "plot_run.py: exit %d, stderr: %s", o->status, o->err);
-	static const char *const pngs[] = { "latency_cdf.png", "timeline.png" };
-	for (size_t i = 0; i < 2; i++) {
-		char path[700], head[16];
-		snprintf(path, sizeof path, "%s/%s", run, pngs[i]);
-		FILE *f = fopen(path, "rb");
-		cr_assert(f, "%s was written", pngs[i]);
-		size_t n = fread(head, 1, 8, f);
-		fclose(f);
-		cr_expect(n == 8 && memcmp(head, "\x89PNG\r\n\x1a\n", 8) == 0, "%s is a PNG", pngs[i]);
-	}
+	expect_png(run, "latency_cdf.png");
+	expect_png(run, "timeline.png");
+	free(o);
+	free(run);
+	remove_tree(dir);
+	free(dir);
+}
+
+/* The run's own gnuplot script draws its latency CDF in the terminal and both PNGs. */
+Test(cli, run_gnuplot_script_draws, .timeout = 120)
+{
+	char *dir = make_tmp();
+	char *run = good_run(sb_policies[0]->name, dir, false);
+	char gp[700];
+	snprintf(gp, sizeof gp, "%s/plot.gp", run);
+	struct outcome *o = malloc(sizeof *o);
+	cr_assert(o);
+	char *dumb[] = { "/usr/bin/gnuplot", "-e", "term='dumb'; only='cdf'", gp, NULL };
+	run_in(dir, dumb, o);
+	cr_assert_eq(o->status, 0, "gnuplot (dumb): exit %d, stderr: %s", o->status, o->err);
+	cr_expect(strstr(o->out, "latency CDF") && strstr(o->out, "chain"), "the CDF and its class in the terminal: %s",
+		  o->out);
+	/* the curve is drawn: the class's plotting character appears beyond the legend's own line */
+	size_t marks = 0;
+	for (const char *s = o->out; *s; s++)
+		marks += *s == '*';
+	cr_expect(marks > 10, "the CDF has a curve (%zu marks): %s", marks, o->out);
+	cr_expect(o->err[0] == 0, "gnuplot says nothing on stderr: %s", o->err);
+	char *png[] = { "/usr/bin/gnuplot", gp, NULL };
+	run_in(dir, png, o);
+	cr_assert_eq(o->status, 0, "gnuplot (png): exit %d, stderr: %s", o->status, o->err);
+	expect_png(run, "latency_cdf_gp.png");
+	expect_png(run, "throughput_gp.png");
+	free(o);
+	free(run);
+	remove_tree(dir);
+	free(dir);
+}
+
+/* `schedbed outputs` describes every column and key a real run writes. */
+Test(cli, outputs_documents_every_column_and_key, .timeout = 60)
+{
+	char *dir = make_tmp();
+	char *run = good_run("hybrid", dir, true);
+	char *argv[] = { SCHEDBED_BIN, "outputs", NULL };
+	struct outcome *o = malloc(sizeof *o);
+	cr_assert(o);
+	run_in(dir, argv, o);
+	cr_assert_eq(o->status, 0, "%s", o->err);
+	char doc[700];
+	snprintf(doc, sizeof doc, "%s/outputs.txt", dir);
+	FILE *f = fopen(doc, "w");
+	cr_assert(f);
+	fputs(o->out, f);
+	fclose(f);
+	/* keys whose members are named by something else: classes by the workload, params and core by
+	 * schedbed list, policy_stats by the policy, counters by the counter list (checked as columns) */
+	cr_expect(python_ok("import csv,gzip,json,re,sys\n"
+			    "run,doc=sys.argv[1],open(sys.argv[2]).read()\n"
+			    "words=set(re.findall(r'[A-Za-z_0-9]+',doc))\n"
+			    "named=set()\n"
+			    "def walk(d,skip=('classes','params','core','policy_stats','other','total','window','workers')):\n"
+			    "  for k,v in d.items():\n"
+			    "    named.add(k)\n"
+			    "    if isinstance(v,dict) and k not in skip: walk(v)\n"
+			    "for n in ('summary.json','meta.json'): walk(json.load(open(run+'/'+n)))\n"
+			    "named|=set(next(csv.reader(gzip.open(run+'/jobs.csv.gz','rt'))))\n"
+			    "named|=set(next(csv.reader(open(run+'/workers.csv'))))\n"
+			    "missing=sorted(k for k in named if k not in words)\n"
+			    "assert not missing, 'not in schedbed outputs: '+' '.join(missing)\n",
+			    run, doc),
+		  "every column and key is documented");
+	char *help[] = { SCHEDBED_BIN, "run", "--help", NULL };
+	run_in(dir, help, o);
+	cr_expect(strstr(o->out, "schedbed outputs"), "run --help points to schedbed outputs: %s", o->out);
 	free(o);
 	free(run);
 	remove_tree(dir);
@@ -450,6 +626,28 @@ Test(cli, run_ids_are_unique, .timeout = 60)
 
 /* ---- list and help ---- */
 
+/* Lines of the listing's policy section that list parameter `name`. */
+static unsigned listed_times(const char *out, const char *name)
+{
+	const char *end = strstr(out, "\nworkloads (");
+	char pat[128];
+	snprintf(pat, sizeof pat, "\n      %s ", name);
+	unsigned n = 0;
+	for (const char *s = out; (s = strstr(s, pat)) && (!end || s < end); s++)
+		n++;
+	return n;
+}
+
+/* Policies whose own table (not an included one) has a parameter called `name`. */
+static unsigned owners(const char *name)
+{
+	unsigned n = 0;
+	for (const struct sb_policy_ops *const *p = sb_policies; *p; p++)
+		for (const struct sb_param *q = (*p)->params; q && q->type != SB_P_END; q++)
+			n += q->type != SB_P_INCLUDE && strcmp(q->name, name) == 0;
+	return n;
+}
+
 Test(cli, list_names_everything, .timeout = 30)
 {
 	char *dir = make_tmp();
@@ -464,6 +662,24 @@ Test(cli, list_names_everything, .timeout = 30)
 			if (q->type != SB_P_INCLUDE)
 				cr_expect(strstr(o->out, q->name), "parameter %s of %s listed", q->name, (*p)->name);
 	}
+	/* a family's shared parameters (a table other policies include) are listed once, under the
+	 * policy that owns them, and each member says it has them */
+	unsigned members = 0;
+	for (const struct sb_policy_ops *const *p = sb_policies; *p; p++)
+		for (const struct sb_param *e = (*p)->params; e && e->type != SB_P_END; e++) {
+			if (e->type != SB_P_INCLUDE)
+				continue;
+			members++;
+			for (const struct sb_param *q = e->include; q->type != SB_P_END; q++)
+				cr_expect_eq(listed_times(o->out, q->name), owners(q->name),
+					     "shared parameter %s of %s: listed %u times, expected %u", q->name, (*p)->name,
+					     listed_times(o->out, q->name), owners(q->name));
+		}
+	cr_expect(members > 0, "the registry has a policy family to check");
+	unsigned refs = 0;
+	for (const char *s = o->out; (s = strstr(s, "every parameter of ")); s++)
+		refs++;
+	cr_expect_eq(refs, members, "each family member names its family once: %u of %u", refs, members);
 	for (const struct sb_workload *const *w = sb_workloads; *w; w++)
 		cr_expect(strstr(o->out, (*w)->name), "workload %s listed", (*w)->name);
 	for (const struct sb_param *q = sb_core_params; q->type != SB_P_END; q++)
@@ -488,4 +704,66 @@ Test(cli, help_on_every_command, .timeout = 30)
 	free(o);
 	remove_tree(dir);
 	free(dir);
+}
+
+/* ---- the table names what the policy did ---- */
+
+/* hybrid at jogasaki's default level sends every oltp job one way, and the table says so with
+ * the setting that splits them; at that setting both paths have jobs and there is no note. */
+Test(cli, table_shows_hybrid_split_and_degenerate_note, .timeout = 60)
+{
+	char *dir = make_tmp();
+	struct outcome *o = malloc(sizeof *o);
+	cr_assert(o);
+	const char *levels[] = { "0", "20" };
+	for (int i = 0; i < 2; i++) {
+		char set[64];
+		snprintf(set, sizeof set, "lightweight_job_level=%s", levels[i]);
+		char *argv[] = { SCHEDBED_BIN, "run", "--policy", "hybrid", "--workload", "oltp", "--threads", "2",
+				 "--jobs", "60", "--set", "clients=3", "--set", "epoch_us=1000", "--set", set, "--out",
+				 (char *)levels[i], NULL };
+		run_in(dir, argv, o);
+		cr_assert_eq(o->status, 0, "%s", o->err);
+		const char *line = strstr(o->out, "  hybrid: jobs_serial ");
+		cr_assert(line, "the table shows hybrid's split: %s", o->out);
+		unsigned long serial = 0, stealing = 0;
+		cr_assert_eq(sscanf(line, "  hybrid: jobs_serial %lu jobs_stealing %lu", &serial, &stealing), 2, "%s", line);
+		if (i == 0) {
+			cr_expect_eq(serial, 0, "level 0: no oltp job runs serially (%lu)", serial);
+			cr_expect(strstr(o->out, "note: every job took one path") &&
+					  strstr(o->out, "--set lightweight_job_level=20"),
+				  "the degenerate run is named with the setting that differs: %s", o->out);
+		} else {
+			cr_expect(serial > 0 && stealing > 0, "level 20 splits: %lu serial, %lu stealing", serial, stealing);
+			cr_expect(!strstr(o->out, "note: "), "no note when both paths ran: %s", o->out);
+		}
+	}
+	free(o);
+	remove_tree(dir);
+	free(dir);
+}
+
+/* ---- numbers in the result files ---- */
+
+/* Doubles are written in the shortest form that reads back as the same value. */
+Test(cli, doubles_are_shortest_round_trip)
+{
+	static const struct {
+		double v;
+		const char *want; /* NULL: only the round trip is checked */
+	} cases[] = { { 0.1, "0.1" }, { 0.056174, "0.056174" }, { 150791, "150791" }, { -2.5, "-2.5" },
+		      { 1.0 / 3, NULL }, { 1e-300, "1e-300" }, { 123456.789, "123456.789" }, { 1e300, "1e+300" },
+		      { 0.1 + 0.2, "0.30000000000000004" } };
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		char *buf = NULL;
+		size_t len = 0;
+		FILE *f = open_memstream(&buf, &len);
+		cr_assert(f);
+		sb_json_double(f, cases[i].v);
+		fclose(f);
+		cr_expect_eq(strtod(buf, NULL), cases[i].v, "%s reads back as %.17g", buf, cases[i].v);
+		if (cases[i].want)
+			cr_expect_str_eq(buf, cases[i].want, "%.17g is written as %s", cases[i].v, buf);
+		free(buf);
+	}
 }

@@ -7,8 +7,9 @@
  * asserted after every run: the workload's counts reconcile exactly with the core's (jobs
  * submitted == completion callbacks == teardowns == the core's submissions; tasks created ==
  * tasks run - yields - blocks + dropped; jobs per class == jobs the core recorded per class)
- * and no job failed; then what each workload promises (its class mix, verified fork-join
- * results, open-loop arrival times). Separately: the same seed gives every client the same
+ * and no job failed and no result was wrong; then what each workload promises (its class mix,
+ * verified fork-join results and task graphs, open-loop arrival times; a planted wrong
+ * dependence is caught). Separately: the same seed gives every client the same
  * sequence of jobs under different policies, and a different seed a different one; and bad
  * parameter combinations are refused at start with a message naming them.
  *
@@ -17,6 +18,7 @@
 #include <time.h>
 
 #include "../workloads/common.h"
+#include "../workloads/taskgraph.h"
 #include "common.h"
 
 #define T_MAX_CLIENTS 8
@@ -31,6 +33,7 @@ struct t_out {
 	uint64_t sig[T_MAX_CLIENTS];
 	unsigned nclients;
 	uint64_t verified;
+	char wrong[256];                        /* the workload's first wrong result, "" if none */
 };
 
 static void t_sleep_us(long us)
@@ -114,6 +117,7 @@ static void t_workload(const char *policy, const char *wl, const char *const *se
 	for (unsigned i = 0; i < out->nclients; i++)
 		out->sig[i] = cs->c[i].sig;
 	out->verified = atomic_load_explicit(&cs->nr_verified, memory_order_relaxed);
+	snprintf(out->wrong, sizeof out->wrong, "%s", out->wc.results_wrong ? out->wc.wrong_text : "");
 	w->destroy(st);
 	free(pp);
 	sb_rt_destroy(rt);
@@ -131,6 +135,7 @@ static void t_reconcile(const char *what, const char *policy, const struct t_out
 	cr_assert_eq(k[SB_C_JOBS_SUBMITTED], o->wc.jobs_submitted, "%s under %s: the core saw %llu submissions, the workload %llu",
 		     what, policy, (unsigned long long)k[SB_C_JOBS_SUBMITTED], (unsigned long long)o->wc.jobs_submitted);
 	cr_assert_eq(o->wc.jobs_failed, 0, "%s under %s: %llu jobs failed", what, policy, (unsigned long long)o->wc.jobs_failed);
+	cr_assert_eq(o->wc.results_wrong, 0, "%s under %s: wrong results: %s", what, policy, o->wrong);
 	uint64_t ran = k[SB_C_RUN] - k[SB_C_YIELD] - k[SB_C_BLOCKED] + k[SB_C_DROPPED];
 	cr_assert_eq(o->wc.tasks_created, ran,
 		     "%s under %s: %llu tasks created, but run %llu - yields %llu - blocks %llu + dropped %llu = %llu", what, policy,
@@ -283,6 +288,68 @@ ParameterizedTest(struct sb_tpol *pol, workloads, micro, .timeout = 60)
 	}
 }
 
+SB_POLICY_PARAMS(workloads, patterns)
+ParameterizedTest(struct sb_tpol *pol, workloads, patterns, .timeout = 60)
+{
+	/* every pattern, two graphs per job: each task checked its inputs, each job's outputs were
+	 * checked after it, and the launcher plus every task of both graphs ran */
+	for (unsigned p = 0; tg_pattern_names[p]; p++) {
+		char pat[64];
+		snprintf(pat, sizeof pat, "pattern=%s", tg_pattern_names[p]);
+		const char *const sets[] = { pat, "width=5", "steps=12", "graphs=2", "iterations=8", "radix=4", NULL };
+		struct t_out o;
+		t_workload(pol->name, "patterns", sets, 13 + p, 3, &o);
+		t_reconcile(tg_pattern_names[p], pol->name, &o);
+		cr_assert_eq(o.verified, 3, "%s under %s: %llu of 3 executions verified", tg_pattern_names[p], pol->name,
+			     (unsigned long long)o.verified);
+		cr_assert_eq(o.wl_class[p], 3);
+		/* only tree leaves columns out, and no pattern's task count depends on the seed */
+		struct tg_graph g;
+		char err[128];
+		struct tg_shape sh = { .pattern = (int)p, .width = 5, .steps = 12, .radix = 4 };
+		cr_assert_eq(tg_build(&g, &sh, err, sizeof err), 0, "%s", err);
+		cr_assert_eq(o.wc.tasks_created, 3 * (1 + 2 * (uint64_t)g.nactive), "%s under %s: %llu tasks, expected %llu",
+			     tg_pattern_names[p], pol->name, (unsigned long long)o.wc.tasks_created,
+			     (unsigned long long)(3 * (1 + 2 * (uint64_t)g.nactive)));
+		tg_free(&g);
+	}
+	/* the other kernels */
+	static const char *const mem[] = { "kernel=memory_bound", "scratch_bytes=512", "iterations=4", "steps=8", NULL };
+	static const char *const empty[] = { "kernel=empty", "pattern=nearest", "radix=3", "steps=30", NULL };
+	struct t_out o;
+	t_workload(pol->name, "patterns", mem, 40, 2, &o);
+	t_reconcile("patterns memory_bound", pol->name, &o);
+	cr_assert_eq(o.verified, 2);
+	t_workload(pol->name, "patterns", empty, 41, 2, &o);
+	t_reconcile("patterns empty", pol->name, &o);
+	cr_assert_eq(o.verified, 2);
+}
+
+/* The checks are not vacuous: a planted bug in one task fails the run and names the task. */
+SB_POLICY_PARAMS(workloads, patterns_fault)
+ParameterizedTest(struct sb_tpol *pol, workloads, patterns_fault, .timeout = 60)
+{
+	/* width 5, 12 steps: the fault hits graph 0's task (step 6, column 2), whose stencil
+	 * consumers are columns 1..3 of step 7 */
+	static const char *const wrong[] = { "fault=wrong_output", "width=5", "steps=12", "iterations=8", NULL };
+	static const char *const lost[] = { "fault=lost_task", "width=5", "steps=12", "iterations=8", NULL };
+	struct t_out o;
+	t_workload(pol->name, "patterns", wrong, 42, 2, &o);
+	cr_assert_geq(o.wc.results_wrong, 2, "%s: a wrong output went unnoticed", pol->name);
+	cr_assert(strstr(o.wrong, "(step 7, column") && strstr(o.wrong, "its input is not what") &&
+			  strstr(o.wrong, "(step 6, column 2)"),
+		  "%s: the message names the consumer and the producer: %s", pol->name, o.wrong);
+	cr_assert_gt(o.wc.jobs_failed, 0, "%s: the consumer failed its job", pol->name);
+	cr_assert_eq(o.verified, 0);
+
+	t_workload(pol->name, "patterns", lost, 43, 2, &o);
+	cr_assert_eq(o.wc.results_wrong, 2, "%s: a task that never enabled its consumers went unnoticed", pol->name);
+	cr_assert(strstr(o.wrong, "(step 7, column") && strstr(o.wrong, "did not run"),
+		  "%s: the message names the first consumer left out: %s", pol->name, o.wrong);
+	cr_assert_eq(o.wc.jobs_failed, 0, "%s: no task failed; the job just ended early", pol->name);
+	cr_assert_eq(o.verified, 0);
+}
+
 /* ---- determinism ---- */
 
 /* A workload and settings, as values (Criterion re-runs each test in a fresh process). */
@@ -303,6 +370,7 @@ ParameterizedTestParameters(workloads, deterministic)
 		{ "tiny", { "producers=2", "dist=exp" }, 200, true },
 		{ "load", { "mode=nontransactional", "files=2", "blocks=2", "block_rows=5" }, 2, true },
 		{ "micro", { "clients=2", "length=100" }, 4, false },
+		{ "patterns", { "pattern=random_nearest", "width=6", "steps=10", "radix=5", "iterations=4" }, 3, true },
 	};
 	return cr_make_param_array(struct t_det, cases, sizeof cases / sizeof cases[0]);
 }

@@ -8,6 +8,8 @@
 
 #include <errno.h>
 #include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -20,13 +22,6 @@ struct wl_tcount {
 };
 
 const char *const wl_dist_names[] = { "fixed", "exp", "lognormal", "uniform", NULL };
-
-uint64_t wl_mix64(uint64_t z)
-{
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
-}
 
 static uint64_t splitmix64(uint64_t *x)
 {
@@ -218,6 +213,8 @@ void wl_clients_counts(struct wl_clients *cs, struct wl_counts *out)
 		tasks += atomic_load_explicit(&t->n, memory_order_relaxed);
 	pthread_mutex_unlock(&cs->tcount_lock);
 	out->tasks_created = tasks;
+	out->results_wrong = atomic_load_explicit(&cs->nr_wrong, memory_order_relaxed);
+	out->wrong_text = cs->wrong_text;
 }
 
 void wl_clients_free(struct wl_clients *cs)
@@ -283,12 +280,26 @@ void wl_clients_init(struct wl_clients *cs)
 	cs->gen = atomic_fetch_add_explicit(&wl_gens, 1, memory_order_relaxed) + 1;
 }
 
+static inline void tcount_inc(struct wl_tcount *t)
+{
+	atomic_store_explicit(&t->n, atomic_load_explicit(&t->n, memory_order_relaxed) + 1, memory_order_relaxed);
+}
+
+/* wl_task's first call on a thread for a set: a tail call, so the common case saves no registers */
+static __attribute__((noinline, cold)) struct sb_task *wl_task_first(struct wl_clients *cs, struct sb_job *j,
+								     sb_task_fn fn, void *arg)
+{
+	tcount_inc(tcount_register(cs));
+	return sb_task_new(j, fn, arg);
+}
+
 struct sb_task *wl_task(struct wl_clients *cs, struct sb_job *j, sb_task_fn fn, void *arg)
 {
 	/* the generation, not the pointer, says whether this thread's block belongs to cs: a set
 	 * freed and another allocated at the same address must not reuse the old block */
-	struct wl_tcount *t = my_tcount_gen == cs->gen ? my_tcount : tcount_register(cs);
-	atomic_store_explicit(&t->n, atomic_load_explicit(&t->n, memory_order_relaxed) + 1, memory_order_relaxed);
+	if (__builtin_expect(my_tcount_gen != cs->gen, 0))
+		return wl_task_first(cs, j, fn, arg);
+	tcount_inc(my_tcount);
 	return sb_task_new(j, fn, arg);
 }
 
@@ -328,6 +339,18 @@ void wl_count_done(struct wl_clients *cs, struct sb_job *j)
 void wl_job_done(struct sb_job *j)
 {
 	wl_count_done(wl_clients_of(j->arg), j);
+}
+
+void wl_wrong(struct wl_clients *cs, const char *fmt, ...)
+{
+	/* relaxed: only the value matters (who is first); the text is read after the threads are
+	 * joined, which orders it */
+	if (atomic_fetch_add_explicit(&cs->nr_wrong, 1, memory_order_relaxed) != 0)
+		return;
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(cs->wrong_text, sizeof cs->wrong_text, fmt, ap);
+	va_end(ap);
 }
 
 enum sb_result wl_work_task(struct sb_task *t)

@@ -19,6 +19,7 @@
 
 #include <pthread.h>
 
+#include "mix.h"
 #include "workload.h"
 
 /* ---- random numbers: xoshiro256**, seeded through splitmix64 ---- */
@@ -32,8 +33,6 @@ uint64_t wl_rng_next(struct wl_rng *r);
 double wl_rng_unit(struct wl_rng *r);                 /* [0, 1) */
 uint64_t wl_rng_below(struct wl_rng *r, uint64_t n);  /* [0, n) */
 double wl_rng_exp(struct wl_rng *r, double mean);
-/* A stateless 64-bit mix (splitmix64's finaliser): ids, tree shapes, signatures. */
-uint64_t wl_mix64(uint64_t x);
 
 /* Task cost distributions (parameter `dist` of the workloads). */
 enum wl_dist { WL_FIXED, WL_EXP, WL_LOGNORMAL, WL_UNIFORM };
@@ -76,6 +75,11 @@ struct wl_clients {
 	_Atomic uint64_t nr_late_ns;               /* ... and how late, summed */
 	_Atomic uint64_t nr_verified;              /* results a workload checked and found right
 	                                              (a wrong one fails its job instead) */
+	_Atomic uint64_t nr_wrong;                 /* results a workload checked and found wrong:
+	                                              the harness fails the run (wl_wrong) */
+	char wrong_text[256];                      /* the first of them: written once, by the thread
+	                                              whose increment took nr_wrong from 0; read
+	                                              after every thread is joined */
 	_Atomic unsigned finished;
 	bool joined;
 };
@@ -129,6 +133,9 @@ bool wl_wait_put(struct sb_job *j);
 void wl_count_done(struct wl_clients *cs, struct sb_job *j);
 /* A completion callback for jobs whose arg is the workload's state (see the layout rule). */
 void wl_job_done(struct sb_job *j);
+/* A result the workload checked is wrong (a scheduling bug showed): count it in nr_wrong and
+ * keep the first message, which the harness prints when it fails the run. Any thread. */
+void wl_wrong(struct wl_clients *cs, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* A task that spends t->u[0] ns and ends. */
 enum sb_result wl_work_task(struct sb_task *t);

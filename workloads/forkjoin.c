@@ -13,7 +13,7 @@
  *        hash of the node's id, so the tree is fixed by the seed. Delivered values count nodes.
  * Each node task spends work_ns. The client knows the right answer (fib by iteration, the UTS
  * size by a sequential walk at start); the job's last task compares, counts a right result in
- * nr_verified and fails the job (SB_ERROR) on a wrong one.
+ * nr_verified and fails the job (SB_ERROR) and the run (wl_wrong) on a wrong one.
  *
  * Does not model database work; it exercises spawn, steal and join paths under load imbalance.
  * Concurrency: a join record is written by its children (each only its own slot, before its
@@ -146,8 +146,11 @@ static enum sb_result deliver(struct sb_task *t, struct join *parent, uint32_t s
 {
 	struct forkjoin *f = t->arg;
 	if (!parent) {
-		if (v != f->expect)
+		if (v != f->expect) {
+			wl_wrong(&f->cs, "%s computed %llu, expected %llu", forkjoin_classes[f->p.which],
+				 (unsigned long long)v, (unsigned long long)f->expect);
 			return SB_ERROR;
+		}
 		/* relaxed: a count, read after the run */
 		atomic_fetch_add_explicit(&f->cs.nr_verified, 1, memory_order_relaxed);
 		return SB_DONE;

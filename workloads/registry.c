@@ -7,7 +7,7 @@
 #include "workload.h"
 
 extern const struct sb_workload oltp_workload, mixed_workload, forkjoin_workload, wake_workload, tiny_workload,
-	load_workload, micro_workload;
+	load_workload, micro_workload, patterns_workload;
 
 /* oltp first: the default workload */
 const struct sb_workload *const sb_workloads[] = {
@@ -18,6 +18,7 @@ const struct sb_workload *const sb_workloads[] = {
 	&tiny_workload,
 	&load_workload,
 	&micro_workload,
+	&patterns_workload,
 	NULL,
 };
 

@@ -4,7 +4,7 @@
     test_sim.py --schedbed BIN [--only NAME]
 
 What is asserted:
-  determinism   the same seed twice gives byte-identical jobs.csv and workers.csv, and a
+  determinism   the same seed twice gives byte-identical jobs (decompressed) and workers.csv, and a
                 summary.json that differs only in the run id; another seed gives other jobs
                 (so the comparison is not vacuous); meta.json names the executor, the platform
                 and every cost of the table
@@ -21,6 +21,7 @@ What is asserted:
 Each failure prints what differed; the exit status is the number of failed checks.
 """
 import argparse
+import gzip
 import json
 import os
 import shutil
@@ -57,6 +58,9 @@ def policies(sb):
 
 
 def read(path):
+    if not os.path.exists(path) and os.path.exists(path + ".gz"):
+        with gzip.open(path + ".gz", "rb") as f:  # the per-job rows are written compressed
+            return f.read()
     with open(path, "rb") as f:
         return f.read()
 

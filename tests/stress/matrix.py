@@ -9,9 +9,13 @@ set to exit non-zero on any report). Thread counts go from 1 to 8 on a 2-core ma
 runs are oversubscribed on purpose. The last line is "N passed, M failed"; the line before it
 counts the runs and the tasks executed.
 
-Usage: matrix.py --schedbed PATH [--chaos SEED] [--threads 1,2,4,8] [--only POLICY] [--scale K]
+Usage: matrix.py --schedbed PATH [--chaos SEED] [--threads 1,2,4,8] [--only POLICY] [--scale K] [--jobs N]
+
+--jobs runs N cases side by side (default 2): most runs are oversubscribed and spend much of their
+time suspended or sanitizer-bound on one thread, so two at a time keep both cores busy.
 """
 import argparse
+import concurrent.futures
 import json
 import os
 import shutil
@@ -47,6 +51,11 @@ WORKLOAD_CASES = {
     "micro": [["--jobs", "3", "--set", "length=200", "--set", "pattern=pingpong"],
               ["--jobs", "3", "--set", "length=200", "--set", "pattern=spawn_many"],
               ["--jobs", "3", "--set", "length=200", "--set", "pattern=yield_many"]],
+    "patterns": [["--jobs", "3", "--set", "pattern=stencil_1d", "--set", "steps=20", "--set", "iterations=16",
+                  "--set", "graphs=2"],
+                 ["--jobs", "3", "--set", "pattern=random_nearest", "--set", "radix=5", "--set", "width=8",
+                  "--set", "steps=10", "--set", "kernel=memory_bound", "--set", "scratch_bytes=256",
+                  "--set", "iterations=2"]],
 }
 
 
@@ -62,6 +71,7 @@ def main():
     ap.add_argument("--threads", default="1,2,4,8")
     ap.add_argument("--only", help="one policy")
     ap.add_argument("--scale", type=int, default=1, help="multiply every case's --jobs by this")
+    ap.add_argument("--jobs", type=int, default=2, help="cases run side by side")
     a = ap.parse_args()
     threads = [int(t) for t in a.threads.split(",")]
     policies = names(a.schedbed, "policies")
@@ -81,7 +91,9 @@ def main():
     passed = failed = tasks = 0
     t0 = time.monotonic()
     env = dict(os.environ)
-    for i, (p, sets, w, case) in enumerate(runs):
+
+    def one(i):
+        p, sets, w, case = runs[i]
         n = threads[i % len(threads)]
         seed = a.chaos * 1000 + i
         out = os.path.join(work, f"r{i}")
@@ -93,6 +105,10 @@ def main():
         args += case
         r = subprocess.run(args, capture_output=True, text=True, env=env)
         label = f"{p}{'[' + ','.join(sets) + ']' if sets else ''} x {w} {' '.join(case[2:])} threads={n}"
+        return i, out, label, r
+
+    pool = concurrent.futures.ThreadPoolExecutor(max_workers=max(1, a.jobs))
+    for done, (i, out, label, r) in enumerate(pool.map(one, range(len(runs)))):
         if r.returncode == 0:
             passed += 1
             try:
@@ -105,8 +121,8 @@ def main():
             tail = "\n    ".join((r.stderr or r.stdout).strip().splitlines()[-12:])
             print(f"matrix: FAIL {label} (exit {r.returncode}):\n    {tail}", file=sys.stderr)
         shutil.rmtree(out, ignore_errors=True)
-        if (i + 1) % 20 == 0 or i + 1 == len(runs):
-            print(f"matrix: {i + 1}/{len(runs)} runs, {failed} failed, {time.monotonic() - t0:.0f} s",
+        if (done + 1) % 20 == 0 or done + 1 == len(runs):
+            print(f"matrix: {done + 1}/{len(runs)} runs, {failed} failed, {time.monotonic() - t0:.0f} s",
                   file=sys.stderr, flush=True)
     shutil.rmtree(work, ignore_errors=True)
     print(f"matrix ({os.path.basename(os.path.dirname(a.schedbed))}): {len(runs)} runs, {tasks} tasks executed, "
