@@ -57,8 +57,7 @@ struct sb_tls {
  * there the operations cost what they cost. Names are the keys of the cost file. */
 enum sb_cost {
 	SB_COST_PUSH,        /* a submit through the policy */
-	SB_COST_POP,         /* a local pop that found a task, with the core's per-task overhead
-	                      * (one charge per task keeps the native hot path at one test) */
+	SB_COST_POP,         /* a local pop that found a task, with the core's per-task overhead */
 	SB_COST_POP_EMPTY,   /* a local pop that found nothing */
 	SB_COST_STEAL,       /* a steal sweep that found a task */
 	SB_COST_STEAL_EMPTY, /* a steal sweep that found nothing */
@@ -163,7 +162,9 @@ static inline void sb_exec_yield(void)
 /* Sleep for ns of (real or simulated) time. */
 void sb_exec_sleep_ns(uint64_t ns);
 
-/* A virtual executor charges cost c to the caller (worker `self`, or -1). line >= 0 names a
+/* A virtual executor charges cost c to the caller (worker `self`, or -1). The core charges
+ * policy calls only on its wrapped slow path (rt->slow & SB_SLOW_VIRTUAL, core/policy.c), so
+ * the native hot path does not even test for it. line >= 0 names a
  * contended cache line (a worker's queue by worker index; nworkers for a shared queue):
  * operations on one line serialise on it, and one from another core than the line's last user
  * pays a transfer, dearer across sockets. Native: nothing (the hardware charges). */
