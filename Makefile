@@ -32,7 +32,7 @@ WORKLOAD_SRC := $(wildcard workloads/*.c)
 LIB_SRC := $(CORE_SRC) $(POLICY_SRC) $(WORKLOAD_SRC)
 HDRS := $(wildcard core/*.h policies/*.h workloads/*.h harness/*.h)
 
-.PHONY: all deps test check unit canaries stress clang valgrind bench bench-core clean help schedbed compare plot sweep peers reproduce sweep-test sim-test metg
+.PHONY: all deps test check unit canaries stress clang valgrind bench bench-core clean help schedbed compare plot sweep peers reproduce sweep-test sim-test validate-sim metg
 
 ## all         build the library (make schedbed for the program)
 all: deps $(B)/release/libschedbed.a
@@ -191,6 +191,10 @@ test: deps
 sweep-test: deps $(B)/release/schedbed
 	$(PYTHON) tests/sweeps/test_sweep.py --schedbed $(B)/release/schedbed
 	$(PYTHON) tests/sweeps/slurm_test.py --schedbed $(B)/release/schedbed
+
+## validate-sim  the simulator against this machine: every policy on oltp, forkjoin, tiny, wake at 1 and 2 workers, native vs sim (timing runs: idle machine): results/validate-sim/<time>/
+validate-sim: deps $(B)/release/schedbed
+	$(PYTHON) scripts/validate_sim.py --schedbed $(B)/release/schedbed $(VALIDATE_ARGS)
 
 ## sim-test    the SimGrid executor: determinism, accounting at 64 simulated workers for every policy, native/sim agreement, bad input
 sim-test: deps $(B)/release/schedbed
