@@ -19,20 +19,9 @@ import subprocess
 import sys
 import time
 
+from sbresults import policy_names
+
 WORKLOADS = ["oltp", "forkjoin", "tiny", "wake"]
-
-
-def policies(sb):
-    p = subprocess.run([sb, "list"], capture_output=True, text=True, check=True)
-    names, on = [], False
-    for line in p.stdout.splitlines():
-        if line.startswith("policies"):
-            on = True
-        elif line and not line.startswith(" "):
-            on = False
-        elif on and line.startswith("  ") and not line.startswith("    "):
-            names.append(line.split()[0])
-    return names
 
 
 def one(sb, pol, wl, threads, ex, duration, out):
@@ -61,7 +50,7 @@ def main():
     ap.add_argument("--out", default=None)
     a = ap.parse_args()
     sb = os.path.abspath(a.schedbed)
-    pols = a.policies.split(",") if a.policies else policies(sb)
+    pols = a.policies.split(",") if a.policies else policy_names(sb)
     wls = a.workloads.split(",")
     out = a.out or os.path.join("results", "validate-sim", time.strftime("%Y%m%dT%H%M%SZ", time.gmtime()))
     os.makedirs(out, exist_ok=True)

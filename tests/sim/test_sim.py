@@ -29,6 +29,9 @@ import subprocess
 import sys
 import tempfile
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "scripts"))
+from sbresults import policy_names  # noqa: E402
+
 FAILS = []
 
 
@@ -42,19 +45,6 @@ def run(sb, args, out, executor="sim"):
     cmd = [sb, "run", "-q", "--executor", executor] + args + ["--out", out]
     p = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
     return p
-
-
-def policies(sb):
-    p = subprocess.run([sb, "list"], capture_output=True, text=True, check=True)
-    names, on = [], False
-    for line in p.stdout.splitlines():
-        if line.startswith("policies"):
-            on = True
-        elif line and not line.startswith(" "):
-            on = False
-        elif on and line.startswith("  ") and not line.startswith("    "):
-            names.append(line.split()[0])
-    return names
 
 
 def read(path):
@@ -93,7 +83,7 @@ def determinism(sb, tmp):
 
 
 def accounting(sb, tmp):
-    for pol in policies(sb):
+    for pol in policy_names(sb):
         d = os.path.join(tmp, "acc-" + pol)
         args = ["--policy", pol, "--workload", "forkjoin", "--threads", "64", "-n", "64", "--check",
                 "--set", "workload.clients=8", "--set", "n=12", "--set", "work_ns=2000"]
