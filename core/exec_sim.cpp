@@ -97,9 +97,8 @@ void sleep_ns(double ns)
 
 /* Costs are owed, then paid with the next piece of work or wait in one sleep: a simcall per
  * task rather than one per charge, which is what lets a million tasks simulate in seconds.
- * An actor's operations then happen at the start of the stretch they pay for; its own clock
- * (now) includes what it owes, and spin iterations pay at once, so no loop can run without
- * letting the clock move. */
+ * An actor's operations then happen at the start of the stretch they pay for; spin iterations
+ * and yields pay at once, so no loop can run without letting the clock move. */
 void spend(actor_state *a, double ns)
 {
 	double d = a->debt + ns;
@@ -236,9 +235,11 @@ void topology(unsigned n, const unsigned *socket)
 	S.platform = buf;
 }
 
+/* The one clock, not the caller's clock plus what it owes: a timestamp ahead by its owner's
+ * debt could precede, in the files, an event another actor stamps later (negative latency). */
 uint64_t now(void)
 {
-	return (uint64_t)std::llround(sg4::Engine::get_clock() + me()->debt);
+	return (uint64_t)std::llround(sg4::Engine::get_clock());
 }
 
 void work(uint64_t ns)
