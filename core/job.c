@@ -159,6 +159,10 @@ static void teardown_now(struct sb_thread *tc, struct sb_job *j)
 	j->end_thread = tc->worker;
 	record(tc, j);
 	sb_count(tc, SB_C_TEARDOWN, 1);
+	/* relaxed: the flags are the job's own, final here; the cancel bit is monotonic */
+	if ((atomic_load_explicit(&j->flags, memory_order_relaxed) & SB_JF_CANCELLED) &&
+	    (atomic_load_explicit(&rt->slow, memory_order_relaxed) & SB_SLOW_CANCEL))
+		sb_count(tc, SB_C_UNFINISHED, 1);
 	if (j->done)
 		j->done(j);
 	if (j->holds_txn_lock)

@@ -148,7 +148,8 @@ struct sb_task *sb_task_new(struct sb_job *j, sb_task_fn fn, void *arg)
 	t->job = j;
 	t->txn = j->txn;
 	t->flags = 0;
-	t->cls = j->cls;
+	t->cls = (uint16_t)j->cls;
+	t->wslot = 0;
 	return t;
 }
 
@@ -232,10 +233,15 @@ static SB_COLD void place_special(struct sb_thread *tc, struct sb_task *t, int w
 	}
 }
 
-/* Check mode: number the submission (for messages) and note a job already cancelled. */
+/* Check mode: number the submission (for messages) and note a job already cancelled. The
+ * stall watchdog: note when the task entered a queue. */
 static SB_COLD void place_slow(struct sb_thread *tc, struct sb_task *t)
 {
 	struct sb_rt *rt = tc->rt;
+	if (rt->cfg.stall_limit)
+		sb_watch_placed(tc, t);
+	if (!rt->cfg.check)
+		return;
 	if (!(t->flags & SB_TF_AGAIN))
 		t->seq = atomic_fetch_add_explicit(&rt->task_seq, 1, memory_order_relaxed) + 1;
 	atomic_store_explicit(&t->cstate, 1, memory_order_relaxed);
@@ -247,7 +253,7 @@ SB_HOT_INLINE void sb_place(struct sb_thread *tc, struct sb_task *t)
 {
 	struct sb_rt *rt = tc->rt;
 	/* relaxed: configuration bits, set before workers start or monotonically */
-	if (__builtin_expect(atomic_load_explicit(&rt->slow, memory_order_relaxed) & SB_SLOW_CHECK, 0))
+	if (__builtin_expect(atomic_load_explicit(&rt->slow, memory_order_relaxed) & (SB_SLOW_CHECK | SB_SLOW_MONITOR), 0))
 		place_slow(tc, t);
 	int where = sb_policy_submit(tc, t);
 	if (__builtin_expect(where >= 0, 1)) {
@@ -392,6 +398,8 @@ static SB_COLD void run_slow(struct sb_thread *tc, struct sb_task *t, bool stole
 	struct sb_rt *rt = tc->rt;
 	struct sb_job *j = t->job;
 
+	if (t->wslot)
+		sb_watch_started(tc, t);
 	if (t->flags & SB_TF_TEARDOWN) {
 		sb_job_run_teardown_task(tc, t);
 		return;
@@ -400,12 +408,13 @@ static SB_COLD void run_slow(struct sb_thread *tc, struct sb_task *t, bool stole
 	if (rt->cfg.check && !sb_check_run_begin(tc, t))
 		return;
 	/* acquire: pairs with the release in sb_job_cancel */
-	if ((atomic_load_explicit(&j->flags, memory_order_acquire) & SB_JF_CANCELLED) ||
-	    (atomic_load_explicit(&rt->slow, memory_order_relaxed) & SB_SLOW_CANCEL)) {
+	if (((atomic_load_explicit(&j->flags, memory_order_acquire) & SB_JF_CANCELLED) ||
+	     (atomic_load_explicit(&rt->slow, memory_order_relaxed) & SB_SLOW_CANCEL)) &&
+	    !(t->flags & SB_TF_CLEANUP)) {
 		drop(tc, t);
 		return;
 	}
-	if (rt->cfg.check && (t->flags & SB_TF_DOOMED))
+	if (rt->cfg.check && (t->flags & SB_TF_DOOMED) && !(t->flags & SB_TF_CLEANUP))
 		sb_check_doomed(tc, t);
 	if ((t->flags & SB_TF_COND) && !sb_task_ready(t)) {
 		/* memo 001: a conditional task taken before its time goes back as if not taken */

@@ -59,7 +59,7 @@ static void list_all(FILE *f)
 	}
 	fputs("\ncore parameters (--set NAME=VALUE or core.NAME=VALUE):\n", f);
 	sb_param_print(sb_core_params, f, "      ");
-	fputs("\nrun options (--duration, --warmup, --jobs, --seed, --trace-limit):\n", f);
+	fputs("\nrun options (--duration, --warmup, --jobs, --seed, --trace-limit, --drain):\n", f);
 	sb_param_print(bench_param_table, f, "      ");
 }
 
@@ -120,7 +120,7 @@ int main(int argc, char **argv)
 			return rc < 0 ? BENCH_EXIT_OK : rc;
 		o.argc = argc;
 		o.argv = argv;
-		rc = bench_run(&o);
+		rc = o.dry_run ? BENCH_EXIT_OK : bench_run(&o);
 		bench_opts_free(&o);
 		return rc;
 	}
