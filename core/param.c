@@ -121,7 +121,8 @@ int sb_param_set(const struct sb_param *tbl, void *obj, const char *name, const 
 		return -ENOENT;
 	}
 	void *f = field(obj, off);
-	if (!value || !*value) {
+	/* an empty text is a value (topology's default); an empty number or choice is not */
+	if (!value || (!*value && p->type != SB_P_STR)) {
 		snprintf(err, errlen, "parameter '%s' needs a value", name);
 		return -EINVAL;
 	}
@@ -230,6 +231,44 @@ void sb_param_print(const struct sb_param *tbl, FILE *f, const char *indent)
 			sb_param_print(p->include, f, indent);
 		else
 			print_one(p, f, indent);
+	}
+}
+
+static void tsv_one(const struct sb_param *p, FILE *f, const char *scope)
+{
+	char ch[512] = "";
+	fprintf(f, "%s\t%s\t", scope, p->name);
+	switch (p->type) {
+	case SB_P_INT:
+		fprintf(f, "int\t%lld\t%lld\t%lld\t", (long long)p->def, (long long)p->min, (long long)p->max);
+		break;
+	case SB_P_BOOL:
+		fprintf(f, "bool\t%s\t\t\ttrue|false", p->def ? "true" : "false");
+		break;
+	case SB_P_ENUM:
+		choices_into(p->choices, ch, sizeof ch);
+		fprintf(f, "enum\t%s\t\t\t%s", p->choices[p->def], ch);
+		break;
+	case SB_P_DOUBLE:
+		/* %.17g: read back, the printed numbers are the table's exactly */
+		fprintf(f, "double\t%.17g\t%.17g\t%.17g\t", p->ddef, p->dmin, p->dmax);
+		break;
+	case SB_P_STR:
+		fprintf(f, "text\t%s\t\t\t", p->sdef ? p->sdef : "");
+		break;
+	default:
+		return;
+	}
+	fputc('\n', f);
+}
+
+void sb_param_print_tsv(const struct sb_param *tbl, FILE *f, const char *scope)
+{
+	for (const struct sb_param *p = tbl; p->type != SB_P_END; p++) {
+		if (p->type == SB_P_INCLUDE)
+			sb_param_print_tsv(p->include, f, scope);
+		else
+			tsv_one(p, f, scope);
 	}
 }
 

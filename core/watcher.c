@@ -16,8 +16,10 @@
  * and a dump of every worker:
  *   STARVATION  queued work has waited longer than the limit while tasks queued after it
  *               started (workers are busy, with other work);
- *   STALL       a queue has held runnable work longer than the limit, nobody took any of it,
- *               and a worker rests (idle or suspended): the shape of a lost wake-up.
+ *   STALL       a worker's queue has held runnable work longer than the limit while that
+ *               worker rests (idle or suspended) and takes none of it, or the shared queues
+ *               have while a worker rests and no task starts anywhere: the shape of a lost
+ *               wake-up.
  * The age of queued work comes from age buckets: every placement into a queue counts in the
  * placing thread's slot for (time / step, job class) and every start counts back in the same
  * slot (the slot rides in t->wslot), with step = limit / 4 and SB_WATCH_SLOTS slots. A slot
@@ -377,7 +379,7 @@ static void stall(struct sb_rt *rt, struct mon_watch *mw, int i, uint64_t waited
 		    (unsigned long long)(waited / 1000000));
 	limit_text(rt, &b);
 	if (i >= 0)
-		put(&b, ") and worker %d started no task meanwhile, while a worker rests", i);
+		put(&b, ") and worker %d, resting, started none of them", i);
 	else
 		put(&b, ") and no task started anywhere meanwhile, while a worker rests");
 	unsigned slot = 0;
@@ -440,8 +442,9 @@ static void *monitor_main(void *arg)
 			}
 			if (!stall_ns)
 				continue;
-			/* a task queued for worker i that nobody takes while some worker rests */
-			bool waiting = !progressed && resting && sb_policy_queued(rt, (int)i) > 0;
+			/* a task queued for worker i while worker i rests and takes none of it (a worker
+			 * busy with a long task, or off the CPU, is not waiting for a wake-up) */
+			bool waiting = !progressed && idle && sb_policy_queued(rt, (int)i) > 0;
 			if (!waiting) {
 				m[i].waiting = 0;
 			} else if (!m[i].waiting) {
