@@ -224,15 +224,25 @@ static void print_one(const struct sb_param *p, FILE *f, const char *indent)
 	fprintf(f, "%s%-40s default %-10s range %-20s %s\n", indent, p->name, def, range, p->help ? p->help : "");
 }
 
-void sb_param_print(const struct sb_param *tbl, FILE *f, const char *indent)
+/* Every parameter of tbl, included tables in place, to one line printer. */
+static void print_each(const struct sb_param *tbl, FILE *f, const char *arg,
+		       void (*one)(const struct sb_param *, FILE *, const char *))
 {
 	for (const struct sb_param *p = tbl; p->type != SB_P_END; p++) {
 		if (p->type == SB_P_INCLUDE)
-			sb_param_print(p->include, f, indent);
+			print_each(p->include, f, arg, one);
 		else
-			print_one(p, f, indent);
+			one(p, f, arg);
 	}
 }
+
+void sb_param_print(const struct sb_param *tbl, FILE *f, const char *indent)
+{
+	print_each(tbl, f, indent, print_one);
+}
+
+static void print_each(const struct sb_param *tbl, FILE *f, const char *arg,
+		       void (*one)(const struct sb_param *, FILE *, const char *));
 
 static void tsv_one(const struct sb_param *p, FILE *f, const char *scope)
 {
@@ -264,12 +274,7 @@ static void tsv_one(const struct sb_param *p, FILE *f, const char *scope)
 
 void sb_param_print_tsv(const struct sb_param *tbl, FILE *f, const char *scope)
 {
-	for (const struct sb_param *p = tbl; p->type != SB_P_END; p++) {
-		if (p->type == SB_P_INCLUDE)
-			sb_param_print_tsv(p->include, f, scope);
-		else
-			tsv_one(p, f, scope);
-	}
+	print_each(tbl, f, scope, tsv_one);
 }
 
 void sb_json_string(FILE *f, const char *s)
