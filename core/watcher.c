@@ -14,8 +14,9 @@
  * the task polls sb_should_yield()). With a stall limit (stall_limit, or check mode's default)
  * it is also the stall watchdog, with two rules that each end the run with what was observed
  * and a dump of every worker:
- *   STARVATION  queued work has waited longer than the limit while tasks queued after it
- *               started (workers are busy, with other work);
+ *   STARVATION  queued work has waited longer than the limit, none of the work queued as
+ *               long ago has started for a whole limit, and tasks queued after it started
+ *               meanwhile (workers are busy, with other work: not a long FIFO backlog);
  *   STALL       a worker's queue has held runnable work longer than the limit while that
  *               worker rests (idle or suspended) and takes none of it, or the shared queues
  *               have while a worker rests and no task starts anywhere: the shape of a lost
@@ -143,6 +144,7 @@ struct mon_watch {
 	uint64_t placed[SB_WATCH_SLOTS][SB_MAX_CLASSES];
 	uint64_t started[SB_WATCH_SLOTS][SB_MAX_CLASSES];
 	uint64_t prev_started[SB_WATCH_SLOTS]; /* per slot, at the previous sample */
+	uint64_t last_start[SB_WATCH_SLOTS];   /* when a task of the slot was last seen starting */
 	uint64_t overtaken;  /* tasks queued after the oldest waiting work that started meanwhile */
 };
 
@@ -346,9 +348,13 @@ static void watch_starvation(struct sb_rt *rt, struct mon_watch *mw, uint64_t no
 			st += mw->started[k][c];
 		if (back > 0 && (int)slot_back(cur, k) < back)
 			younger += st - mw->prev_started[k];
+		if (st != mw->prev_started[k])
+			mw->last_start[k] = now;
 		mw->prev_started[k] = st;
 	}
-	if (back <= 0 || age <= limit_ns) {
+	/* Old work that is being served, however slowly (a long FIFO queue), is not starved: the
+	 * oldest slot must have had no start for a whole limit. */
+	if (back <= 0 || age <= limit_ns || now - mw->last_start[slot] <= limit_ns) {
 		mw->overtaken = 0;
 		return;
 	}
@@ -359,7 +365,8 @@ static void watch_starvation(struct sb_rt *rt, struct mon_watch *mw, uint64_t no
 	struct buf b = { text, sizeof text, 0 };
 	put(&b, "STARVATION: queued work has not started for at least %llu ms (", (unsigned long long)(age / 1000000));
 	limit_text(rt, &b);
-	put(&b, ") while %llu tasks queued after it started; waiting that long: ", (unsigned long long)mw->overtaken);
+	put(&b, "), none of it started for as long, while %llu tasks queued after it started; waiting that long: ",
+	    (unsigned long long)mw->overtaken);
 	slot_classes(rt, mw, slot, &b);
 	observed(rt, &b);
 	fail_with(rt, &b);

@@ -11,7 +11,9 @@
  *     writes the five files: meta.json and summary.json parse and hold the required keys (and
  *     the values the command line set), the CSV headers are exact, every job is a row;
  *   - scripts/plot_run.py turns that run into PNG files;
- *   - every default, minimum and maximum `schedbed list --params` prints is accepted.
+ *   - every default, minimum and maximum `schedbed list --params` prints is accepted;
+ *   - a livelock ends as a starvation failure, overloaded runs end after their drain time with
+ *     their unfinished jobs counted (exit 3), a stall limit below the resolution is rounded up.
  * Only the micro workload is named; policies come from the registry.
  */
 #include <dirent.h>
@@ -468,6 +470,108 @@ Test(cli, list_names_everything, .timeout = 30)
 		cr_expect(strstr(o->out, (*w)->name), "workload %s listed", (*w)->name);
 	for (const struct sb_param *q = sb_core_params; q->type != SB_P_END; q++)
 		cr_expect(strstr(o->out, q->name), "core parameter %s listed", q->name);
+	free(o);
+	remove_tree(dir);
+	free(dir);
+}
+
+/* ---- every run ends ---- */
+
+static double secs_since(const struct timespec *t0)
+{
+	struct timespec t1;
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	return (double)(t1.tv_sec - t0->tv_sec) + (double)(t1.tv_nsec - t0->tv_nsec) / 1e9;
+}
+
+/* The livelock of stealing's check-order ratio at 1000 with one worker: the bulk-load task
+ * re-queued on main always goes first, the INSERTs in the sticky queue never run. Check mode's
+ * watchdog ends it as starvation within its 1 s limit; at 999 the same run passes. */
+Test(cli, livelock_ends_as_starvation, .timeout = 60)
+{
+	char *dir = make_tmp();
+	struct outcome *o = malloc(sizeof *o);
+	cr_assert(o);
+	static const char *const ratios[] = { "policy.dev_thousandths_ratio_check_local_first=1000",
+					      "policy.dev_thousandths_ratio_check_local_first=999" };
+	for (int i = 0; i < 2; i++) {
+		char *argv[] = { SCHEDBED_BIN, "run", "--policy", "stealing", "--workload", "load", "--threads", "1", "--check",
+				 "--duration", "1", "--warmup", "0", "-q", "--set", (char *)ratios[i], "--out", i ? "b" : "a", NULL };
+		struct timespec t0;
+		clock_gettime(CLOCK_MONOTONIC, &t0);
+		run_in(dir, argv, o);
+		double took = secs_since(&t0);
+		if (i == 1) {
+			cr_expect_eq(o->status, 0, "ratio 999 passes: %s", o->err);
+			continue;
+		}
+		cr_expect_eq(o->status, 1, "ratio 1000: a failed run (exit %d): %s", o->status, o->err);
+		cr_expect(strstr(o->err, "run failed: STARVATION"), "named starvation: %s", o->err);
+		cr_expect(strstr(o->err, "of 'insert'"), "names the starved class: %s", o->err);
+		cr_expect_lt(took, 5.0, "ends within a few seconds (%.1f s)", took);
+		char path[600];
+		snprintf(path, sizeof path, "%s/a/summary.json", dir);
+		cr_expect(python_ok("import json,sys\n"
+				    "s=json.load(open(sys.argv[1]))\n"
+				    "assert s['failure'].startswith('STARVATION'), s['failure']\n",
+				    path, NULL),
+			  "summary.json records the reason");
+	}
+	free(o);
+	remove_tree(dir);
+	free(dir);
+}
+
+/* Two runs that offer far more than they can finish: after the window their pending jobs get
+ * the drain time, then are cancelled and counted; the run exits 3 and still adds up. */
+Test(cli, overloaded_runs_end_after_the_drain, .timeout = 120)
+{
+	char *dir = make_tmp();
+	struct outcome *o = malloc(sizeof *o);
+	cr_assert(o);
+	static const char *const loads[][4] = {
+		{ "oltp", "epoch_us=101", "durability_ns=10000000", "a" },
+		{ "tiny", "window=100000", "work_ns=10000000", "b" },
+	};
+	for (int i = 0; i < 2; i++) {
+		char *argv[] = { SCHEDBED_BIN, "run", "--policy", "stealing", "--workload", (char *)loads[i][0], "--threads", "2",
+				 "--duration", "0.5", "--warmup", "0", "--drain", "1", "-q", "--set", (char *)loads[i][1],
+				 "--set", (char *)loads[i][2], "--out", (char *)loads[i][3], NULL };
+		struct timespec t0;
+		clock_gettime(CLOCK_MONOTONIC, &t0);
+		run_in(dir, argv, o);
+		double took = secs_since(&t0);
+		cr_expect_eq(o->status, 3, "%s: exit 3, overloaded (exit %d): %s", loads[i][0], o->status, o->err);
+		cr_expect(strstr(o->err, "run overloaded: "), "%s: says so: %s", loads[i][0], o->err);
+		cr_expect(strstr(o->out, "unfinished "), "%s: the table counts the unfinished: %s", loads[i][0], o->out);
+		cr_expect_lt(took, 0.5 + 1 + 2.5, "%s: ends within window + drain + a margin (%.1f s)", loads[i][0], took);
+		char path[600];
+		snprintf(path, sizeof path, "%s/%s/summary.json", dir, loads[i][3]);
+		cr_expect(python_ok("import json,sys\n"
+				    "s=json.load(open(sys.argv[1]))\n"
+				    "r=s['reconciliation']\n"
+				    "assert s['overloaded'] is True and s['unfinished']>0 and s['drain_s']==1, s\n"
+				    "assert r['ok'] and r['unfinished']==s['unfinished'] and r['jobs_done']==r['jobs_submitted'], r\n"
+				    "assert r['tasks_created']==r['tasks_run']-r['yields']-r['blocked']+r['dropped'], r\n",
+				    path, NULL),
+			  "%s: summary.json counts the unfinished jobs and adds up", loads[i][0]);
+	}
+	free(o);
+	remove_tree(dir);
+	free(dir);
+}
+
+Test(cli, stall_limit_below_resolution_is_rounded_up, .timeout = 30)
+{
+	char *dir = make_tmp();
+	char *argv[] = { SCHEDBED_BIN, "run", "--dry-run", "--policy", (char *)sb_policies[0]->name, "--workload", "micro",
+			 "--set", "stall_limit=2", NULL };
+	struct outcome *o = malloc(sizeof *o);
+	cr_assert(o);
+	run_in(dir, argv, o);
+	cr_expect_eq(o->status, 0, "%s", o->err);
+	cr_expect_eq(count_lines(o->err), 1, "one line: %s", o->err);
+	cr_expect(strstr(o->err, "stall_limit 2 ms is below the watchdog's resolution; using 10 ms"), "%s", o->err);
 	free(o);
 	remove_tree(dir);
 	free(dir);
