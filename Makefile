@@ -32,7 +32,7 @@ WORKLOAD_SRC := $(wildcard workloads/*.c)
 LIB_SRC := $(CORE_SRC) $(POLICY_SRC) $(WORKLOAD_SRC)
 HDRS := $(wildcard core/*.h policies/*.h workloads/*.h harness/*.h)
 
-.PHONY: all deps test unit stress bench clean help schedbed compare plot sweep peers reproduce
+.PHONY: all deps test unit stress bench clean help schedbed compare plot sweep peers reproduce fuzz fuzz-slice
 
 ## all         build the library (make schedbed for the program)
 all: deps $(B)/release/libschedbed.a
@@ -123,8 +123,21 @@ stress: deps $(B)/tsan/stress $(B)/asan/stress $(B)/tsan/schedbed $(B)/asan/sche
 	$(PYTHON) tests/stress/matrix.py --schedbed $(B)/tsan/schedbed --chaos 11 --scale 4 $(MATRIX_ARGS)
 	$(PYTHON) tests/stress/matrix.py --schedbed $(B)/asan/schedbed --chaos 12 --scale 4 $(MATRIX_ARGS)
 
-## test        everything CI runs: the Criterion suite, the sanitizer stress runs, the model check
-test: unit stress model-check
+## test        everything CI runs: the Criterion suite, the sanitizer stress runs, the model check, a fuzz slice
+test: unit stress model-check fuzz-slice
+
+# ---- configuration fuzz (scripts/fuzz.py) ----
+FUZZ_COUNT ?= 500
+FUZZ_SEED ?= 1
+## fuzz        random valid configurations from schedbed list, with and without --check and --chaos: [FUZZ_COUNT=500] [FUZZ_SEED=1]; failures as repro commands in results/fuzz-failures.txt
+fuzz: deps $(B)/release/schedbed
+	@mkdir -p results
+	$(PYTHON) scripts/fuzz.py --schedbed $(B)/release/schedbed --count $(FUZZ_COUNT) --seed $(FUZZ_SEED) \
+		--failures results/fuzz-failures.txt
+
+## fuzz-slice  a fixed-seed slice of the fuzz, under a minute (part of make test)
+fuzz-slice: deps $(B)/release/schedbed
+	$(PYTHON) scripts/fuzz.py --schedbed $(B)/release/schedbed --count 24 --seed 1 --duration 0.3
 
 # ---- runs and plots ----
 SCHEDBED := $(B)/release/schedbed
