@@ -67,29 +67,18 @@ def cap_for(name, hi):
     return min(hi, SIZE_CAP)
 
 
-def draw_int(rng, name, lo, hi):
-    top = max(lo, cap_for(name, hi))
+def draw_number(rng, lo, top, integer):
+    """lo or top a fifth of the time each, else log-uniform in between (uniform near zero)."""
     r = rng.random()
-    if r < 0.2:
-        return lo
-    if r < 0.4:
-        return top
-    a = max(lo, 1)
-    if top <= a:
-        return top
-    return min(top, max(lo, int(round(math.exp(rng.uniform(math.log(a), math.log(top)))))))
-
-
-def draw_double(rng, lo, hi):
-    top = max(lo, min(hi, DOUBLE_CAP))
-    r = rng.random()
-    if r < 0.2:
-        return lo
+    if r < 0.2 or top <= lo:
+        return lo if r < 0.2 else top
     if r < 0.4:
         return top
     if top <= 1 or lo < 0:
-        return rng.uniform(lo, top)
-    return math.exp(rng.uniform(math.log(max(lo, 1e-3)), math.log(top)))
+        v = rng.uniform(lo, top)
+    else:
+        v = math.exp(rng.uniform(math.log(max(lo, 1e-3 if not integer else 1)), math.log(top)))
+    return min(top, max(lo, int(round(v)))) if integer else v
 
 
 def draw_value(rng, p):
@@ -97,9 +86,11 @@ def draw_value(rng, p):
         return rng.choice(TOPOLOGIES)
     t = p["type"]
     if t == "int":
-        return str(draw_int(rng, p["name"], int(p["min"]), int(p["max"])))
+        lo = int(p["min"])
+        return str(draw_number(rng, lo, max(lo, cap_for(p["name"], int(p["max"]))), True))
     if t == "double":
-        return repr(draw_double(rng, float(p["min"]), float(p["max"])))
+        lo = float(p["min"])
+        return repr(draw_number(rng, lo, max(lo, min(float(p["max"]), DOUBLE_CAP)), False))
     if t in ("bool", "enum"):
         return rng.choice(p["choices"])
     return p["default"]
