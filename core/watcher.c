@@ -14,9 +14,10 @@
  * the task polls sb_should_yield()). With a stall limit (stall_limit, or check mode's default)
  * it is also the stall watchdog, with two rules that each end the run with what was observed
  * and a dump of every worker:
- *   STARVATION  queued work has waited longer than the limit, none of the work queued as
- *               long ago has started for a whole limit, and tasks queued after it started
- *               meanwhile (workers are busy, with other work: not a long FIFO backlog);
+ *   STARVATION  queued work has waited longer than the limit, no task of its job class has
+ *               started for a whole limit, and tasks queued after it started meanwhile
+ *               (workers are busy, with other work: neither a long FIFO backlog nor a
+ *               fork-join running its own newest tasks first);
  *   STALL       a worker's queue has held runnable work longer than the limit while that
  *               worker rests (idle or suspended) and takes none of it, or the shared queues
  *               have while a worker rests and no task starts anywhere: the shape of a lost
@@ -140,11 +141,14 @@ struct mon_worker {
 };
 
 /* Sums of every thread's age buckets, and the state the starvation rule keeps between samples. */
+_Static_assert(SB_MAX_CLASSES <= 32, "the starvation rule keeps classes in a 32-bit mask");
+
 struct mon_watch {
 	uint64_t placed[SB_WATCH_SLOTS][SB_MAX_CLASSES];
 	uint64_t started[SB_WATCH_SLOTS][SB_MAX_CLASSES];
 	uint64_t prev_started[SB_WATCH_SLOTS]; /* per slot, at the previous sample */
-	uint64_t last_start[SB_WATCH_SLOTS];   /* when a task of the slot was last seen starting */
+	uint64_t class_started[SB_MAX_CLASSES]; /* per class over all slots, at the previous sample */
+	uint64_t last_start[SB_MAX_CLASSES];    /* when a task of the class was last seen starting */
 	uint64_t overtaken;  /* tasks queued after the oldest waiting work that started meanwhile */
 };
 
@@ -255,13 +259,13 @@ static void class_name(const struct sb_rt *rt, unsigned c, struct buf *b)
 	put(b, "class %u", c);
 }
 
-/* "N of class 'a', M of class 'b'": the classes waiting in slot k. */
-static void slot_classes(const struct sb_rt *rt, const struct mon_watch *mw, unsigned k, struct buf *b)
+/* "N of class 'a', M of class 'b'": the classes (of the mask) waiting in slot k. */
+static void slot_classes(const struct sb_rt *rt, const struct mon_watch *mw, unsigned k, unsigned mask, struct buf *b)
 {
 	bool first = true;
 	for (unsigned c = 0; c < SB_MAX_CLASSES; c++) {
 		int64_t n = slot_waiting(mw, k, (int)c);
-		if (n <= 0)
+		if (n <= 0 || !(mask & (1u << c)))
 			continue;
 		put(b, "%s%lld of ", first ? "" : ", ", (long long)n);
 		class_name(rt, c, b);
@@ -348,13 +352,23 @@ static void watch_starvation(struct sb_rt *rt, struct mon_watch *mw, uint64_t no
 			st += mw->started[k][c];
 		if (back > 0 && (int)slot_back(cur, k) < back)
 			younger += st - mw->prev_started[k];
-		if (st != mw->prev_started[k])
-			mw->last_start[k] = now;
 		mw->prev_started[k] = st;
 	}
-	/* Old work that is being served, however slowly (a long FIFO queue), is not starved: the
-	 * oldest slot must have had no start for a whole limit. */
-	if (back <= 0 || age <= limit_ns || now - mw->last_start[slot] <= limit_ns) {
+	/* A class whose tasks keep starting is being served, however slowly (a long FIFO backlog)
+	 * or in whatever order (newest first in a fork-join): only a class of which nothing has
+	 * started for a whole limit is starved. */
+	unsigned starved = 0;
+	for (unsigned c = 0; c < SB_MAX_CLASSES; c++) {
+		uint64_t st = 0;
+		for (unsigned k = 0; k < SB_WATCH_SLOTS; k++)
+			st += mw->started[k][c];
+		if (st != mw->class_started[c])
+			mw->last_start[c] = now;
+		mw->class_started[c] = st;
+		if (back > 0 && slot_waiting(mw, slot, (int)c) > 0 && now - mw->last_start[c] > limit_ns)
+			starved |= 1u << c;
+	}
+	if (back <= 0 || age <= limit_ns || !starved) {
 		mw->overtaken = 0;
 		return;
 	}
@@ -365,9 +379,9 @@ static void watch_starvation(struct sb_rt *rt, struct mon_watch *mw, uint64_t no
 	struct buf b = { text, sizeof text, 0 };
 	put(&b, "STARVATION: queued work has not started for at least %llu ms (", (unsigned long long)(age / 1000000));
 	limit_text(rt, &b);
-	put(&b, "), none of it started for as long, while %llu tasks queued after it started; waiting that long: ",
-	    (unsigned long long)mw->overtaken);
-	slot_classes(rt, mw, slot, &b);
+	put(&b, "), no task of its class started for as long, while %llu tasks queued after it started; waiting "
+		"that long: ", (unsigned long long)mw->overtaken);
+	slot_classes(rt, mw, slot, starved, &b);
 	observed(rt, &b);
 	fail_with(rt, &b);
 	mw->overtaken = 0;
@@ -396,7 +410,7 @@ static void stall(struct sb_rt *rt, struct mon_watch *mw, int i, uint64_t waited
 	if (back >= 0) {
 		put(&b, "; the oldest queued work (at least %llu ms old): ",
 		    (unsigned long long)(back > 0 ? (uint64_t)(back - 1) * step / 1000000 : 0));
-		slot_classes(rt, mw, slot, &b);
+		slot_classes(rt, mw, slot, ~0u, &b);
 	}
 	observed(rt, &b);
 	fail_with(rt, &b);

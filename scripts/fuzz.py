@@ -36,7 +36,7 @@ SIZE_CAP = 64
 NS_CAP = 2_000_000
 US_CAP = 20_000
 DOUBLE_CAP = 20_000.0
-LOG2_CAP = 16  # queue sizes given as a power of two
+LOG2_CAP = 12  # queue sizes given as a power of two (priority allocates one per job)
 # Set through their own options (check, chaos), or not at all: trace files are large, and the
 # watchdog's limit is check mode's default so that a drawn limit below a drawn task cost does
 # not report what it is meant to report.

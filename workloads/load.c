@@ -125,7 +125,9 @@ static enum sb_result bulk_task(struct sb_task *t)
 		sb_job_put(lc->ring[lc->head++ % bulk]);
 	if (wl_stopping(&l->cs))
 		lc->rows_left = 0; /* the run is over: the rest of the file is not read */
-	while (lc->tail - lc->head < bulk && lc->rows_left) {
+	/* filling many free slots may take long (read_ns per row): a stop ends it between rows, so
+	 * that the run's drain is not held up by one task that cannot be cancelled while it runs */
+	while (lc->tail - lc->head < bulk && lc->rows_left && !wl_stopping(&l->cs)) {
 		sb_work_ns((uint64_t)l->p.read_ns);
 		struct sb_job *j = insert_job(l, lc->txn, wl_job_done, l);
 		uint64_t ns = wl_cost(&lc->rng, l->p.dist, (double)l->p.write_ns);
