@@ -137,7 +137,7 @@ fuzz: deps $(B)/release/schedbed
 
 ## fuzz-slice  a fixed-seed slice of the fuzz, under a minute (part of make test)
 fuzz-slice: deps $(B)/release/schedbed
-	$(PYTHON) scripts/fuzz.py --schedbed $(B)/release/schedbed --count 24 --seed 1 --duration 0.3
+	$(PYTHON) scripts/fuzz.py --schedbed $(B)/release/schedbed --count 40 --seed 1 --duration 0.3
 
 # ---- runs and plots ----
 SCHEDBED := $(B)/release/schedbed
