@@ -26,8 +26,9 @@
  * placing thread's slot for (time / step, job class) and every start counts back in the same
  * slot (the slot rides in t->wslot), with step = limit / 4 and SB_WATCH_SLOTS slots. A slot
  * with more placements than starts holds work at least as old as the newest step that maps to
- * it: a lower bound, so the watchdog may judge a little late but never early. Time a worker
- * spends in an intended sleep between polls (task_polling_wait >= 2) is added to the limit.
+ * it: a lower bound, so the watchdog may judge a little late but never early. Both rules need
+ * work seen that old in the buckets. Time a worker spends in an intended sleep between polls
+ * (task_polling_wait >= 2) is added to the limit.
  */
 #include <stdarg.h>
 #include <stdlib.h>
@@ -152,9 +153,19 @@ struct mon_watch {
 	uint64_t overtaken;  /* tasks queued after the oldest waiting work that started meanwhile */
 };
 
+/* The limit in ns, with a worker's intended sleep between polls added: a task queued for it
+ * waits that long by design. */
+static uint64_t watch_limit_ns(const struct sb_rt *rt)
+{
+	uint64_t ns = (uint64_t)rt->cfg.stall_limit * 1000000;
+	if (rt->cfg.task_polling_wait >= 2)
+		ns += (uint64_t)(rt->cfg.task_polling_wait - 2) * 1000;
+	return ns;
+}
+
 static uint64_t watch_step_ns(const struct sb_rt *rt)
 {
-	return (uint64_t)rt->cfg.stall_limit * 1000000 / 4;
+	return watch_limit_ns(rt) / 4;
 }
 
 static void watch_add(_Atomic uint64_t *c)
@@ -336,15 +347,23 @@ static void fail_with(struct sb_rt *rt, struct buf *b)
 	sb_fail(rt, "%s", b->p);
 }
 
-/* The starvation rule, once per sample. */
-static void watch_starvation(struct sb_rt *rt, struct mon_watch *mw, uint64_t now, uint64_t limit_ns)
+/* Sum the buckets and find the oldest slot holding waiting work: how old that work is at least
+ * (placed before the end of its step), 0 when nothing waits; its slot and steps back. */
+static uint64_t oldest_age(struct sb_rt *rt, struct mon_watch *mw, uint64_t now, unsigned *slot, int *back)
 {
 	uint64_t step = watch_step_ns(rt), cur = now / step;
 	watch_sum(rt, mw);
+	*back = oldest_back(mw, cur, slot);
+	return *back > 0 ? now - (cur - (uint64_t)*back + 1) * step : 0;
+}
+
+/* The starvation rule, once per sample. */
+static void watch_starvation(struct sb_rt *rt, struct mon_watch *mw, uint64_t now, uint64_t limit_ns)
+{
+	uint64_t cur = now / watch_step_ns(rt);
 	unsigned slot = 0;
-	int back = oldest_back(mw, cur, &slot);
-	/* at least this old: placed before the end of its step */
-	uint64_t age = back > 0 ? now - (cur - (uint64_t)back + 1) * step : 0;
+	int back;
+	uint64_t age = oldest_age(rt, mw, now, &slot, &back);
 	uint64_t younger = 0;
 	for (unsigned k = 0; k < SB_WATCH_SLOTS; k++) {
 		uint64_t st = 0;
@@ -387,9 +406,17 @@ static void watch_starvation(struct sb_rt *rt, struct mon_watch *mw, uint64_t no
 	mw->overtaken = 0;
 }
 
-/* The lost wake-up rule for worker i's queue (or the shared queues, i < 0). */
-static void stall(struct sb_rt *rt, struct mon_watch *mw, int i, uint64_t waited, uint64_t now)
+/* The lost wake-up rule for worker i's queue (or the shared queues, i < 0), once the policy's
+ * count has stayed up for the limit. The verdict also needs a task seen waiting that long in
+ * the age buckets: a count alone may be a policy's estimate or its own entries (markers,
+ * tickets). Returns whether it failed the run. */
+static bool stall(struct sb_rt *rt, struct mon_watch *mw, int i, uint64_t waited, uint64_t now)
 {
+	unsigned slot = 0;
+	int back;
+	uint64_t age = oldest_age(rt, mw, now, &slot, &back);
+	if (age <= watch_limit_ns(rt))
+		return false;
 	char text[3072];
 	struct buf b = { text, sizeof text, 0 };
 	if (i >= 0)
@@ -403,17 +430,11 @@ static void stall(struct sb_rt *rt, struct mon_watch *mw, int i, uint64_t waited
 		put(&b, ") and worker %d, resting, started none of them", i);
 	else
 		put(&b, ") and no task started anywhere meanwhile, while a worker rests");
-	unsigned slot = 0;
-	uint64_t step = watch_step_ns(rt);
-	watch_sum(rt, mw);
-	int back = oldest_back(mw, now / step, &slot);
-	if (back >= 0) {
-		put(&b, "; the oldest queued work (at least %llu ms old): ",
-		    (unsigned long long)(back > 0 ? (uint64_t)(back - 1) * step / 1000000 : 0));
-		slot_classes(rt, mw, slot, ~0u, &b);
-	}
+	put(&b, "; the oldest queued work (at least %llu ms old): ", (unsigned long long)(age / 1000000));
+	slot_classes(rt, mw, slot, ~0u, &b);
 	observed(rt, &b);
 	fail_with(rt, &b);
+	return true;
 }
 
 static void *monitor_main(void *arg)
@@ -427,10 +448,7 @@ static void *monitor_main(void *arg)
 		return NULL;
 	}
 	uint64_t preempt_ns = (uint64_t)rt->cfg.preempt_threshold * 1000;
-	uint64_t stall_ns = (uint64_t)rt->cfg.stall_limit * 1000000;
-	/* a worker sleeping between polls by design takes queued work only when it wakes */
-	if (stall_ns && rt->cfg.task_polling_wait >= 2)
-		stall_ns += (uint64_t)(rt->cfg.task_polling_wait - 2) * 1000;
+	uint64_t stall_ns = rt->cfg.stall_limit ? watch_limit_ns(rt) : 0;
 	uint64_t period = 1000000; /* 1 ms: SB_STALL_RESOLUTION_MS is ten of these */
 	if (preempt_ns && preempt_ns / 4 < period)
 		period = preempt_ns / 4 > 50000 ? preempt_ns / 4 : 50000;
@@ -470,8 +488,7 @@ static void *monitor_main(void *arg)
 				m[i].waiting = 0;
 			} else if (!m[i].waiting) {
 				m[i].waiting = now;
-			} else if (now - m[i].waiting > stall_ns) {
-				stall(rt, mw, (int)i, now - m[i].waiting, now);
+			} else if (now - m[i].waiting > stall_ns && stall(rt, mw, (int)i, now - m[i].waiting, now)) {
 				m[i].waiting = now; /* report once per limit */
 			}
 		}
@@ -481,10 +498,8 @@ static void *monitor_main(void *arg)
 				shared_since = 0;
 			else if (!shared_since)
 				shared_since = now;
-			else if (now - shared_since > stall_ns) {
-				stall(rt, mw, -1, now - shared_since, now);
+			else if (now - shared_since > stall_ns && stall(rt, mw, -1, now - shared_since, now))
 				shared_since = now;
-			}
 			watch_starvation(rt, mw, now, stall_ns);
 		}
 		last_total = total;

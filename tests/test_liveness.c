@@ -10,6 +10,8 @@
  *   - HIDE, two suspended workers: the task sits in worker 1's queue while worker 1 sleeps:
  *     the run fails with STALL naming that queue and the suspended worker; the same policy
  *     with the wake-up: nothing fails;
+ *   - PHANTOM: the policy counts an entry of its own in worker 1's queue, no task waits: no
+ *     stall, however long worker 1 rests;
  *   - the fifo policy with task_polling_wait = 30 ms and a 10 ms limit: tasks wait up to a
  *     poll interval for a sleeping worker by design, and the run does not fail.
  */
@@ -18,7 +20,7 @@
 
 #include "common.h"
 
-enum mode { M_LIFO, M_FIFO, M_HIDE, M_SHOW };
+enum mode { M_LIFO, M_FIFO, M_HIDE, M_SHOW, M_PHANTOM };
 static enum mode mode; /* set before the runtime; each Criterion test runs in its own process */
 
 #define CAP 4096
@@ -90,6 +92,8 @@ static struct sb_task *st_pop(void *st, unsigned self)
 static size_t st_queued(void *st, int w)
 {
 	struct stack *s = st;
+	if (mode == M_PHANTOM)
+		return w == (int)s->nworkers - 1; /* an entry of its own, never a task (a marker, a ticket) */
 	bool mine = (mode == M_HIDE || mode == M_SHOW) ? w == (int)s->nworkers - 1 : w < 0;
 	pthread_mutex_lock(&s->lock);
 	size_t n = mine ? s->n : 0;
@@ -247,6 +251,17 @@ Test(liveness, woken_worker_is_no_stall, .timeout = 60)
 {
 	uint64_t took;
 	struct sb_rt *rt = one_job_to_sleepers(M_SHOW, &took);
+	t_done(rt);
+}
+
+Test(liveness, a_count_without_a_waiting_task_is_no_stall, .timeout = 60)
+{
+	/* the policy counts one entry in worker 1's queue for ever, and no task is queued: the
+	 * count alone is not a task seen waiting, whatever the resting worker does */
+	mode = M_PHANTOM;
+	struct sb_rt *rt = rt_with(&stack_ops, 2, 50, 0, 5);
+	sleep_ms(400);
+	cr_expect_eq(sb_nsuspended(rt), 2, "both workers rest beside the counted entry");
 	t_done(rt);
 }
 
