@@ -216,7 +216,9 @@ void bench_print_table(FILE *f, const struct bench_opts *o, const struct bench_r
 	if (r->ev_total)
 		fprintf(f, "  trace.json: %zu of %zu recorded events (those from the window's start%s)\n", r->ev_written,
 			r->ev_total, r->ev_limited ? ", up to --trace-limit" : "");
-	if (r->unfinished)
+	if (r->unfinished && r->failure)
+		fprintf(f, "  unfinished %llu jobs: cancelled when the run failed\n", (unsigned long long)r->unfinished);
+	else if (r->unfinished)
 		fprintf(f, "  unfinished %llu jobs: still pending %g s after the window, cancelled (overloaded)\n",
 			(unsigned long long)r->unfinished, o->p.drain);
 	fprintf(f, "  accounting %s%s\n", r->recon_ok ? "ok" : "FAILED", r->failure ? ", run FAILED" : "");

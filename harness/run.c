@@ -97,8 +97,23 @@ static void *drain_main(void *arg)
 	struct drain *d = arg;
 	pthread_mutex_lock(&d->lock);
 	int e = 0;
-	while (!d->done && e != ETIMEDOUT)
-		e = pthread_cond_timedwait(&d->cond, &d->lock, &d->deadline);
+	/* a failed run needs no drain: what is queued may never finish (a starved queue), and
+	 * threads still running it (a request thread draining its own queue) would hold up the
+	 * stop until the deadline; so the wait looks at the failure every 10 ms */
+	while (!d->done && e != ETIMEDOUT && !sb_rt_failure(d->rt)) {
+		struct timespec slice;
+		clock_gettime(CLOCK_MONOTONIC, &slice);
+		slice.tv_nsec += 10000000L;
+		if (slice.tv_nsec >= 1000000000L) {
+			slice.tv_sec++;
+			slice.tv_nsec -= 1000000000L;
+		}
+		bool last = slice.tv_sec > d->deadline.tv_sec ||
+			    (slice.tv_sec == d->deadline.tv_sec && slice.tv_nsec >= d->deadline.tv_nsec);
+		e = pthread_cond_timedwait(&d->cond, &d->lock, last ? &d->deadline : &slice);
+		if (!last && e == ETIMEDOUT)
+			e = 0;
+	}
 	bool cancel = !d->done;
 	pthread_mutex_unlock(&d->lock);
 	if (cancel)
