@@ -32,7 +32,7 @@ WORKLOAD_SRC := $(wildcard workloads/*.c)
 LIB_SRC := $(CORE_SRC) $(POLICY_SRC) $(WORKLOAD_SRC)
 HDRS := $(wildcard core/*.h policies/*.h workloads/*.h harness/*.h)
 
-.PHONY: all deps test unit stress bench clean help schedbed compare plot sweep peers reproduce fuzz fuzz-slice
+.PHONY: all deps test unit stress bench bench-core clean help schedbed compare plot sweep peers reproduce sweep-test fuzz fuzz-slice
 
 ## all         build the library (make schedbed for the program)
 all: deps $(B)/release/libschedbed.a
@@ -123,8 +123,13 @@ stress: deps $(B)/tsan/stress $(B)/asan/stress $(B)/tsan/schedbed $(B)/asan/sche
 	$(PYTHON) tests/stress/matrix.py --schedbed $(B)/tsan/schedbed --chaos 11 --scale 4 $(MATRIX_ARGS)
 	$(PYTHON) tests/stress/matrix.py --schedbed $(B)/asan/schedbed --chaos 12 --scale 4 $(MATRIX_ARGS)
 
-## test        everything CI runs: the Criterion suite, the sanitizer stress runs, the model check, a fuzz slice
-test: unit stress model-check fuzz-slice
+## sweep-test  manifests, the local runner and collect (tests/sweeps/), then a real single-node Slurm running a manifest as a job array
+sweep-test: deps $(B)/release/schedbed
+	$(PYTHON) tests/sweeps/test_sweep.py --schedbed $(B)/release/schedbed
+	$(PYTHON) tests/sweeps/slurm_test.py --schedbed $(B)/release/schedbed
+
+## test        everything CI runs: the Criterion suite, the sanitizer stress runs, the model check, the sweep tests, a fuzz slice
+test: unit stress model-check sweep-test fuzz-slice
 
 # ---- configuration fuzz (scripts/fuzz.py) ----
 FUZZ_COUNT ?= 500
@@ -169,7 +174,7 @@ plot: deps
 
 ## sweep       p99 latency against offered load: [WORKLOAD=oltp] [RATE_PARAM=rate] [RATES=500,..,8000] [POLICIES=a,b]
 sweep: deps $(SCHEDBED)
-	$(PYTHON) scripts/sweep.py --schedbed $(SCHEDBED) --workload $(WORKLOAD) --param $(RATE_PARAM) --rates $(RATES) \
+	$(PYTHON) scripts/sweep.py load --schedbed $(SCHEDBED) --workload $(WORKLOAD) --param $(RATE_PARAM) --rates $(RATES) \
 		$(if $(POLICIES),--policies $(POLICIES)) $(if $(THREADS),--threads $(THREADS)) --out results/sweep-$(STAMP) -- \
 		$(if $(findstring --duration,$(ARGS))$(findstring --jobs,$(ARGS)),,--duration 3) $(ARGS)
 
@@ -190,13 +195,12 @@ $(B)/release/peers_tbb: peers/peers_tbb.cpp | deps
 	g++ -O2 -std=c++17 $< -ltbb -o $@
 
 EXPERIMENTS ?=
-## reproduce   every experiment behind PAPER.md (about half an hour): results/paper/<experiment>/; EXPERIMENTS='a b' for some
+REPRODUCE_ARGS ?=
+UPDATE ?=
+## reproduce   every experiment behind PAPER.md (sweeps/*.json; about half an hour) into a new results/reproduce-<time>/,
+##             compared with results/paper/: [EXPERIMENTS='a b'] [REPRODUCE_ARGS='--reps 1 --duration 1'] [UPDATE=1 replaces results/paper/]
 reproduce: deps $(SCHEDBED) peers
-	$(PYTHON) scripts/experiments.py --schedbed $(SCHEDBED) --out results/paper $(EXPERIMENTS)
-	$(if $(EXPERIMENTS),,rm -rf results/paper/sweep && $(PYTHON) scripts/sweep.py --schedbed $(SCHEDBED) --workload oltp \
-		--param rate --rates 250,500,1000,2000,3000 --policies stealing,serial,lanes,global,priority --reps 2 \
-		--threads 2 --out results/paper/sweep -- --duration 3 --warmup 1 && \
-		find results/paper/sweep -name jobs.csv -delete -o -name workers.csv -delete)
+	$(PYTHON) scripts/experiments.py --schedbed $(SCHEDBED) $(if $(UPDATE),--update-paper) $(REPRODUCE_ARGS) $(EXPERIMENTS)
 
 ## clean       remove the build directory (results/ stays)
 clean:
@@ -204,3 +208,9 @@ clean:
 
 help:
 	@sed -n 's/^## //p' Makefile
+
+# ---- the hot-path benchmark ----
+BENCH_CORE_ARGS ?=
+## bench-core  the hot path next to oneTBB and libgomp: chain and fib(32) at 1 and 2 workers, alternating, >= 5 runs each: results/bench-core/<time>/
+bench-core: deps $(SCHEDBED) peers
+	$(PYTHON) scripts/bench_core.py --schedbed $(SCHEDBED) $(BENCH_CORE_ARGS)

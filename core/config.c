@@ -17,6 +17,7 @@ const struct sb_param sb_core_params[] = {
 	SB_PARAM_INT(C, stealing_wait, 1, 0, 1000000, "extra local tries before a steal sweep, times thread_count"),
 	SB_PARAM_INT(C, task_polling_wait, 0, 0, 1000000, "after an empty round: 0 nothing, 1 yield, n>=2 sleep n-2 us"),
 	SB_PARAM_BOOL(C, busy_worker, 0, "never suspend idle workers"),
+	SB_PARAM_BOOL(C, wake_fence, 0, "wake checks pay a seq_cst fence per placement instead of a membarrier per suspension"),
 	SB_PARAM_INT(C, worker_try_count, 1000, 0, 1000000000, "empty rounds before a worker suspends"),
 	SB_PARAM_INT(C, worker_suspend_timeout, 1000000, 1, 3600000000, "us a suspended worker sleeps unless woken"),
 	SB_PARAM_INT(C, watcher_interval, 1000, 1, 60000000, "us the conditional-task watcher sleeps between checks"),

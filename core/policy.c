@@ -84,7 +84,14 @@ int sb_policy_create(struct sb_rt *rt, const void *params, char *err, size_t err
 
 void sb_policy_destroy(struct sb_rt *rt)
 {
+	/* a policy may still use its queues here, and sb_fifo needs a thread registered with
+	 * liburcu; the destroying thread may have detached already */
+	bool reg = !sb_self;
+	if (reg)
+		urcu_memb_register_thread();
 	rt->ops->destroy(rt->pstate);
+	if (reg)
+		urcu_memb_unregister_thread();
 	rt->pstate = NULL;
 }
 
@@ -168,6 +175,8 @@ size_t sb_rt_queued(const struct sb_rt *rt, int w)
 
 void sb_rt_policy_stats(const struct sb_rt *rt, void (*emit)(void *ctx, const char *key, double v), void *ctx)
 {
+	/* which half of the wake protocol pays for its ordering (core/worker.c) */
+	emit(ctx, "wake_membarrier", rt->membarrier ? 1 : 0);
 	if (rt->ops->stats && rt->pstate)
 		rt->ops->stats(rt->pstate, emit, ctx);
 }

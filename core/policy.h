@@ -161,6 +161,16 @@ unsigned sb_place_urgent(struct sb_rt *rt, struct sb_thread *caller);
 bool sb_worker_suspended(const struct sb_rt *rt, unsigned i);
 /* Number of workers currently suspended. A snapshot. */
 unsigned sb_nsuspended(const struct sb_rt *rt);
+/* Workers that are out of work: suspended plus awake and searching (polling, stealing). Two
+ * relaxed loads, no write: cheap enough for a policy's hot path (e.g. to decide whether an
+ * owner-private queue should make work visible to thieves). A snapshot; may be stale. */
+unsigned sb_nidle(const struct sb_rt *rt);
+
+/* Work just became available to other workers other than through submit's return value (the
+ * surplus of a steal, a lane handed back to a queue, a task put back from pop): wakes a
+ * sleeping worker to search for it when nobody is searching. With every worker busy it costs
+ * two loads. Never blocks. */
+void sb_work_available(struct sb_rt *rt);
 
 /*
  * The sticky word (memo 000): bind t's transaction to `candidate` if none of its sticky tasks

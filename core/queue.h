@@ -1,20 +1,26 @@
 /*
- * queue.h - the task queues every policy builds from. Header-only: these are the hot path.
+ * queue.h - the task queues every policy builds from. Header-only where they are the hot path
+ * (deque.h and fifo.h are included from here); the cold paths are in queue.c.
  *
- * All hold `struct sb_task *` linked or stored by pointer; none allocates per operation.
+ * All hold `struct sb_task *` linked or stored by pointer. None of them is ever full: a push
+ * always queues the task, so no policy has to run a task on its spawner for want of room.
  *
  *   queue      producers            consumers                 order   bound      length
  *   sb_list    the owning thread    the owning thread         FIFO    unbounded  exact
- *   sb_deque   the owner (push)     owner (pop, LIFO) and      both    capacity   approx
+ *   sb_deque   the owner (push)     owner (pop, LIFO) and      both    grows      approx
  *                                   anyone (steal, FIFO)
  *   sb_mpsc    any thread           one at a time: the owner,  FIFO    unbounded  approx
  *                                   or whoever wins try_lock
- *   sb_mpmc    any thread           any thread (also batches)  FIFO    capacity   approx
+ *   sb_fifo    any thread           any thread (also batches)  FIFO    unbounded  approx
  *
  * Concurrency table (which operations may overlap):
  *   sb_deque:  push || steal, pop || steal, steal || steal.   push and pop: owner only.
  *   sb_mpsc:   push || push, push || pop.                      pop || pop: never (use the lock).
- *   sb_mpmc:   everything with everything.
+ *   sb_fifo:   everything with everything (callers registered with liburcu, memb flavour).
+ *
+ * Memory: sb_list and sb_mpsc link the tasks themselves; sb_deque doubles its array and keeps
+ * the old ones until fini (together less than the current one); sb_fifo takes segments from a
+ * pool and gives them back through RCU once consumers have passed them.
  *
  * Every atomic names its memory order and the operation it pairs with. The publication
  * rule is the same everywhere: a producer writes the task's fields with plain stores, then
@@ -25,6 +31,7 @@
 #ifndef SB_QUEUE_H
 #define SB_QUEUE_H
 
+#include <errno.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -69,115 +76,6 @@ static inline struct sb_task *sb_list_pop(struct sb_list *l)
 		l->tail = NULL;
 	l->len--;
 	return sb_task_of(n);
-}
-
-/* ------------------------------------------------------------------------------------------ */
-/* sb_deque: Chase-Lev work-stealing deque (Chase & Lev 2005; C11 orders after Le, Pop, Cohen
- * and Zappa Nardelli 2013), fixed capacity: a full deque refuses the push and the policy puts
- * the task elsewhere, so there is no resizing and no old buffer to reclaim. */
-
-struct sb_deque {
-	_Alignas(SB_CACHELINE) _Atomic int64_t top;    /* thieves (and FIFO owner) CAS it */
-	_Alignas(SB_CACHELINE) _Atomic int64_t bottom; /* written by the owner only */
-	_Atomic(struct sb_task *) *buf;
-	int64_t mask;
-};
-
-static inline int sb_deque_init(struct sb_deque *d, unsigned log2cap)
-{
-	int64_t cap = (int64_t)1 << log2cap;
-	d->buf = calloc((size_t)cap, sizeof *d->buf);
-	if (!d->buf)
-		return -1;
-	d->mask = cap - 1;
-	atomic_init(&d->top, 0);
-	atomic_init(&d->bottom, 0);
-	return 0;
-}
-
-static inline void sb_deque_fini(struct sb_deque *d)
-{
-	free(d->buf);
-	d->buf = NULL;
-}
-
-/* Owner only. False when full. */
-static inline bool sb_deque_push(struct sb_deque *d, struct sb_task *t)
-{
-	int64_t b = atomic_load_explicit(&d->bottom, memory_order_relaxed);
-	/* acquire: pairs with the thieves' CAS on top, so the slot they vacated is free to reuse */
-	int64_t tp = atomic_load_explicit(&d->top, memory_order_acquire);
-	if (b - tp > d->mask)
-		return false;
-	atomic_store_explicit(&d->buf[b & d->mask], t, memory_order_relaxed);
-	/* release: publishes the slot and the task's fields; pairs with the acquire load of bottom
-	 * in sb_deque_steal */
-	atomic_store_explicit(&d->bottom, b + 1, memory_order_release);
-	return true;
-}
-
-/* Owner only: take the newest task (LIFO). */
-static inline struct sb_task *sb_deque_pop(struct sb_deque *d)
-{
-	int64_t b = atomic_load_explicit(&d->bottom, memory_order_relaxed) - 1;
-	atomic_store_explicit(&d->bottom, b, memory_order_relaxed);
-	/* seq_cst fence: pairs with the seq_cst fence in sb_deque_steal. Either the thief sees
-	 * the lowered bottom or we see its raised top, so the last task is never taken twice. */
-	atomic_thread_fence(memory_order_seq_cst);
-	int64_t tp = atomic_load_explicit(&d->top, memory_order_relaxed);
-	if (tp > b) { /* empty */
-		atomic_store_explicit(&d->bottom, b + 1, memory_order_relaxed);
-		return NULL;
-	}
-	struct sb_task *t = atomic_load_explicit(&d->buf[b & d->mask], memory_order_relaxed);
-	if (tp == b) {
-		/* last task: race the thieves for it with the same CAS they use */
-		if (!atomic_compare_exchange_strong_explicit(&d->top, &tp, tp + 1, memory_order_seq_cst,
-							     memory_order_relaxed))
-			t = NULL;
-		atomic_store_explicit(&d->bottom, b + 1, memory_order_relaxed);
-	}
-	return t;
-}
-
-enum { SB_STEAL_OK, SB_STEAL_EMPTY, SB_STEAL_RETRY };
-
-/* Anyone (the owner too, for FIFO order): take the oldest task. */
-static inline int sb_deque_steal(struct sb_deque *d, struct sb_task **out)
-{
-	/* acquire: pairs with the CAS of a previous thief, ordering our slot read after it */
-	int64_t tp = atomic_load_explicit(&d->top, memory_order_acquire);
-	/* seq_cst fence: pairs with the fence in sb_deque_pop (see there) */
-	atomic_thread_fence(memory_order_seq_cst);
-	/* acquire: pairs with the release store of bottom in sb_deque_push */
-	int64_t b = atomic_load_explicit(&d->bottom, memory_order_acquire);
-	if (tp >= b)
-		return SB_STEAL_EMPTY;
-	struct sb_task *t = atomic_load_explicit(&d->buf[tp & d->mask], memory_order_relaxed);
-	/* seq_cst CAS: claims slot tp against other thieves and the owner's last-task CAS */
-	if (!atomic_compare_exchange_strong_explicit(&d->top, &tp, tp + 1, memory_order_seq_cst,
-						     memory_order_relaxed))
-		return SB_STEAL_RETRY;
-	*out = t;
-	return SB_STEAL_OK;
-}
-
-/* Steal, retrying lost races until the deque is seen empty. */
-static inline struct sb_task *sb_deque_take(struct sb_deque *d)
-{
-	struct sb_task *t = NULL;
-	int r;
-	while ((r = sb_deque_steal(d, &t)) == SB_STEAL_RETRY)
-		;
-	return r == SB_STEAL_OK ? t : NULL;
-}
-
-/* Approximate length, any thread. */
-static inline size_t sb_deque_len(struct sb_deque *d)
-{
-	int64_t b = atomic_load_explicit(&d->bottom, memory_order_relaxed);
-	int64_t tp = atomic_load_explicit(&d->top, memory_order_relaxed);
-	return b > tp ? (size_t)(b - tp) : 0;
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -295,120 +193,7 @@ static inline struct sb_task *sb_mpsc_pop_shared(struct sb_mpsc *q)
 	return t;
 }
 
-/* ------------------------------------------------------------------------------------------ */
-/* sb_mpmc: Vyukov's bounded multi-producer multi-consumer queue. Each cell carries a sequence
- * number saying whose turn it is; producers and consumers claim positions with a CAS on their
- * own counter. Lock-free, FIFO in claim order, and it can hand out a batch of ready cells with
- * one CAS (sb_mpmc_pop_batch). */
-
-struct sb_mpmc_cell {
-	_Atomic uint64_t seq;
-	_Atomic(struct sb_task *) t;
-};
-
-struct sb_mpmc {
-	_Alignas(SB_CACHELINE) _Atomic uint64_t enq;
-	_Alignas(SB_CACHELINE) _Atomic uint64_t deq;
-	_Alignas(SB_CACHELINE) struct sb_mpmc_cell *cells;
-	uint64_t mask;
-};
-
-static inline int sb_mpmc_init(struct sb_mpmc *q, unsigned log2cap)
-{
-	uint64_t cap = (uint64_t)1 << log2cap;
-	q->cells = malloc(cap * sizeof *q->cells);
-	if (!q->cells)
-		return -1;
-	for (uint64_t i = 0; i < cap; i++) {
-		atomic_init(&q->cells[i].seq, i);
-		atomic_init(&q->cells[i].t, NULL);
-	}
-	q->mask = cap - 1;
-	atomic_init(&q->enq, 0);
-	atomic_init(&q->deq, 0);
-	return 0;
-}
-
-static inline void sb_mpmc_fini(struct sb_mpmc *q)
-{
-	free(q->cells);
-	q->cells = NULL;
-}
-
-/* Any thread. False when full. */
-static inline bool sb_mpmc_push(struct sb_mpmc *q, struct sb_task *t)
-{
-	uint64_t pos = atomic_load_explicit(&q->enq, memory_order_relaxed);
-	struct sb_mpmc_cell *c;
-	for (;;) {
-		c = &q->cells[pos & q->mask];
-		/* acquire: pairs with the consumer's release of this cell (it is free again) */
-		uint64_t seq = atomic_load_explicit(&c->seq, memory_order_acquire);
-		int64_t diff = (int64_t)(seq - pos);
-		if (diff == 0) {
-			/* relaxed: the claim itself orders nothing; the cell's seq does */
-			if (atomic_compare_exchange_weak_explicit(&q->enq, &pos, pos + 1, memory_order_relaxed,
-								  memory_order_relaxed))
-				break;
-		} else if (diff < 0) {
-			return false;
-		} else {
-			pos = atomic_load_explicit(&q->enq, memory_order_relaxed);
-		}
-	}
-	atomic_store_explicit(&c->t, t, memory_order_relaxed);
-	/* release: publishes the task; pairs with the consumer's acquire load of seq */
-	atomic_store_explicit(&c->seq, pos + 1, memory_order_release);
-	return true;
-}
-
-/* Any thread: take up to `max` tasks in FIFO order with one claim. Returns how many. */
-static inline unsigned sb_mpmc_pop_batch(struct sb_mpmc *q, struct sb_task **out, unsigned max)
-{
-	uint64_t pos = atomic_load_explicit(&q->deq, memory_order_relaxed);
-	for (;;) {
-		unsigned k = 0;
-		while (k < max) {
-			struct sb_mpmc_cell *c = &q->cells[(pos + k) & q->mask];
-			/* acquire: pairs with the producer's release of seq */
-			uint64_t seq = atomic_load_explicit(&c->seq, memory_order_acquire);
-			if (seq != pos + k + 1)
-				break;
-			k++;
-		}
-		if (k == 0) {
-			uint64_t now = atomic_load_explicit(&q->deq, memory_order_relaxed);
-			if (now == pos)
-				return 0; /* empty */
-			pos = now;
-			continue;
-		}
-		/* relaxed: cells pos..pos+k-1 stay ready until a consumer releases them, and only the
-		 * winner of this CAS will */
-		if (atomic_compare_exchange_weak_explicit(&q->deq, &pos, pos + k, memory_order_relaxed,
-							  memory_order_relaxed)) {
-			for (unsigned i = 0; i < k; i++) {
-				struct sb_mpmc_cell *c = &q->cells[(pos + i) & q->mask];
-				out[i] = atomic_load_explicit(&c->t, memory_order_relaxed);
-				/* release: the cell is free; pairs with the producer's acquire of seq */
-				atomic_store_explicit(&c->seq, pos + i + q->mask + 1, memory_order_release);
-			}
-			return k;
-		}
-	}
-}
-
-static inline struct sb_task *sb_mpmc_pop(struct sb_mpmc *q)
-{
-	struct sb_task *t = NULL;
-	return sb_mpmc_pop_batch(q, &t, 1) ? t : NULL;
-}
-
-static inline size_t sb_mpmc_len(struct sb_mpmc *q)
-{
-	uint64_t e = atomic_load_explicit(&q->enq, memory_order_relaxed);
-	uint64_t d = atomic_load_explicit(&q->deq, memory_order_relaxed);
-	return e > d ? (size_t)(e - d) : 0;
-}
+#include "deque.h"
+#include "fifo.h"
 
 #endif

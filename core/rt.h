@@ -77,7 +77,8 @@ _Static_assert(offsetof(struct sb_thread, worker) == offsetof(struct sb_thread_p
 	       offsetof(struct sb_thread, preferred) == offsetof(struct sb_thread_pub, preferred),
 	       "struct sb_thread must start with struct sb_thread_pub");
 
-enum sb_worker_state { SB_W_ACTIVE = 0, SB_W_SUSPENDED = 1 };
+/* SB_W_SEARCH: woken to search; the waker has already counted the worker in nsearching. */
+enum sb_worker_state { SB_W_ACTIVE = 0, SB_W_SUSPENDED = 1, SB_W_SEARCH = 2 };
 
 /* Bits of sb_rt.slow: anything set sends each task through the slow path of sb_run/sb_place. */
 enum { SB_SLOW_CHECK = 1, SB_SLOW_TRACE = 2, SB_SLOW_MONITOR = 4, SB_SLOW_CHAOS = 8, SB_SLOW_CANCEL = 16 };
@@ -93,6 +94,7 @@ struct sb_worker {
 	struct sb_rt *rt;
 	unsigned idx;
 	int core;                   /* pinned core, or -1 */
+	bool searching;             /* counted in rt->nsearching */
 	pthread_t thread;
 	bool started;
 };
@@ -124,10 +126,15 @@ struct sb_rt {
 
 	unsigned n;
 	struct sb_worker *w;       /* n workers, cache-line aligned */
+	bool membarrier;           /* MEMBARRIER_CMD_PRIVATE_EXPEDITED is registered and in use */
+	bool light_producer;       /* producers need only a compiler barrier (membarrier, or nobody sleeps) */
 
 	_Alignas(SB_CACHELINE) _Atomic unsigned rr;       /* round-robin placement */
+	/* written only when a worker goes idle or wakes: with every worker busy, producers only
+	 * read this line, so it stays shared in every cache */
 	_Alignas(SB_CACHELINE) _Atomic unsigned nsuspended;
-	_Atomic unsigned wake_rr;                         /* where SB_TO_ANY starts its scan */
+	_Atomic unsigned nsearching;                      /* awake workers out of local work */
+	_Atomic unsigned wake_rr;                         /* where a searcher wake starts its scan */
 	_Alignas(SB_CACHELINE) _Atomic int64_t live_jobs; /* submitted, teardown not finished */
 	_Atomic uint32_t live_seq;                        /* futex word: bumped when live_jobs hits 0 */
 	_Atomic uint64_t job_ids;
@@ -208,8 +215,8 @@ void sb_txn_unbind(struct sb_txn *x);
 bool sb_txn_try_lock_as(struct sb_thread *tc, struct sb_txn *x);
 
 /* worker.c */
-void sb_wake_worker(struct sb_rt *rt, unsigned i);
-void sb_wake_any(struct sb_rt *rt);
+void sb_wake_worker(struct sb_rt *rt, unsigned i, bool stealable);
+void sb_wake_searcher(struct sb_rt *rt);
 void sb_thread_init(struct sb_rt *rt, struct sb_thread *tc, enum sb_thread_kind kind, int worker);
 void sb_thread_register(struct sb_rt *rt, struct sb_thread *tc);
 
@@ -259,6 +266,32 @@ static inline void sb_count(struct sb_thread *tc, enum sb_counter c, uint64_t by
 	/* relaxed load+store: the owner is the only writer; readers tolerate staleness */
 	uint64_t v = atomic_load_explicit(&tc->cnt.v[c], memory_order_relaxed);
 	atomic_store_explicit(&tc->cnt.v[c], v + by, memory_order_relaxed);
+}
+
+/* The producer's half of the wake protocol (worker.c's file comment): work was just published
+ * where other workers may take it. With every worker busy this is a compiler barrier and one
+ * or two loads of a line nobody writes: no syscall, no RMW, no store. */
+static inline void sb_producer_barrier(const struct sb_rt *rt)
+{
+	if (__builtin_expect(rt->light_producer, 1))
+		atomic_signal_fence(memory_order_seq_cst); /* the sleeper's membarrier orders us */
+	else
+		atomic_thread_fence(memory_order_seq_cst); /* pairs with the sleeper's seq_cst fence */
+}
+
+/* After sb_producer_barrier: wake a searcher if nobody searches and somebody sleeps. */
+static inline void sb_need_searcher(struct sb_rt *rt)
+{
+	/* relaxed: ordered after our push by the producer barrier (with the sleeper's barrier) */
+	if (__builtin_expect(!atomic_load_explicit(&rt->nsearching, memory_order_relaxed) &&
+			     atomic_load_explicit(&rt->nsuspended, memory_order_relaxed), 0))
+		sb_wake_searcher(rt);
+}
+
+static inline void sb_publish(struct sb_rt *rt)
+{
+	sb_producer_barrier(rt);
+	sb_need_searcher(rt);
 }
 
 static inline void sb_cpu_relax(void)

@@ -190,6 +190,7 @@ struct sb_config {
 	int64_t stealing_wait;           /* extra local tries = stealing_wait x thread_count */
 	int64_t task_polling_wait;       /* 0 nothing, 1 yield, >=2 sleep (value-2) us */
 	bool busy_worker;                /* never suspend */
+	bool wake_fence;                 /* producer-side fence, not the sleeper's membarrier */
 	int64_t worker_try_count;        /* empty rounds before suspending */
 	int64_t worker_suspend_timeout;  /* us */
 	int64_t watcher_interval;        /* us, conditional-task watcher sleep */

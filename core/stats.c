@@ -13,6 +13,7 @@ const char *const sb_counter_names[SB_NR_COUNTERS] = {
 	[SB_C_STICKY] = "sticky",
 	[SB_C_STOLEN] = "stolen",
 	[SB_C_SPAWN] = "spawned",
+	[SB_C_TO_CALLER] = "to_caller",
 	[SB_C_YIELD] = "yields",
 	[SB_C_BLOCKED] = "blocked",
 	[SB_C_ERROR] = "errors",

@@ -221,7 +221,7 @@ static SB_COLD void place_special(struct sb_thread *tc, struct sb_task *t, int w
 		sb_watcher_push(rt, t);
 		break;
 	case SB_TO_ANY:
-		sb_wake_any(rt);
+		sb_publish(rt);
 		break;
 	case SB_TO_NOWAKE:
 		break;
@@ -255,13 +255,21 @@ SB_HOT_INLINE void sb_place(struct sb_thread *tc, struct sb_task *t)
 	/* relaxed: configuration bits, set before workers start or monotonically */
 	if (__builtin_expect(atomic_load_explicit(&rt->slow, memory_order_relaxed) & (SB_SLOW_CHECK | SB_SLOW_MONITOR), 0))
 		place_slow(tc, t);
+	/* read before the submit: once queued, the task may already be running elsewhere */
+	bool stealable = !(t->flags & SB_TF_STICKY);
 	int where = sb_policy_submit(tc, t);
 	if (__builtin_expect(where >= 0, 1)) {
+		/* A task on our own queue is work for others only if they may steal it (a sticky
+		 * task is bound to us); one on another worker's queue wakes that worker, and if it
+		 * is awake already, a thief (worker.c's wake protocol). */
 		if (where != tc->worker)
-			sb_wake_worker(rt, (unsigned)where);
+			sb_wake_worker(rt, (unsigned)where, stealable);
+		else if (stealable)
+			sb_publish(rt);
 		return;
 	}
 	if (where == SB_TO_CALLER) {
+		sb_count(tc, SB_C_TO_CALLER, 1);
 		sb_list_push(&tc->serial, t);
 		return;
 	}

@@ -9,20 +9,65 @@
  * passes; busy_worker never suspends. Local work means the worker's own serial queue (what the
  * policy sent SB_TO_CALLER from a task on this worker) and then the policy's pop.
  *
- * Wake protocol (no lost wake-up), a Dekker pair of seq_cst fences:
- *   worker:   nsuspended++; state = SUSPENDED; fence (W); t = pop(); if none: futex_wait(state)
- *   producer: push (release);                   fence (P); if state == SUSPENDED: exchange to
- *                                                          ACTIVE and futex_wake
- * If (P) comes first in the fences' total order the worker's pop sees the task; if (W) comes
- * first the producer sees SUSPENDED. The exchange makes exactly one waker issue the wake, and
- * a futex_wait that starts after it returns at once because the word is no longer SUSPENDED.
- * SB_TO_ANY uses the same pair with nsuspended and a scan. models/idle.pml checks this.
+ * Wake protocol: no lost wake-up and no lost parallelism (the searching-worker rule of Go's
+ * scheduler and Tokio). Two counts on one line: nsuspended (workers announced asleep) and
+ * nsearching (awake workers out of local work: polling, stealing). A worker counts itself as
+ * searching at its first local miss and stops at the first task it finds.
+ *
+ *   producer (sb_publish): push (release); compiler barrier (P);
+ *                          if nsearching == 0 && nsuspended != 0: sb_wake_searcher
+ *   sb_wake_searcher:      CAS nsearching 0 -> 1 (elects one waker, counts the sleeper as
+ *                          searching on its behalf); CAS one worker SUSPENDED -> SEARCH, futex_wake
+ *   sleeper (suspend):     nsuspended++; state = SUSPENDED; if searching: nsearching--;
+ *                          membarrier (W); re-check: pop, steal sweep, idle; if none: futex_wait
+ *   searcher finding work: nsearching--; if it was the last and somebody sleeps:
+ *                          sb_wake_searcher (the next one); a sleeper whose re-check finds
+ *                          work does the same
+ *
+ * Work becomes available to others through sb_publish: a spawn onto one's own stealable queue,
+ * a yield or resume that lands there, SB_TO_ANY, and policy-internal publication
+ * (sb_work_available: steal-half surplus, a lane handed back). A push onto another worker's
+ * queue wakes that worker if it sleeps (sb_wake_worker, also for sticky tasks, which nobody
+ * else may take), as a searcher like every woken worker, and otherwise applies the same rule,
+ * since a thief may take it.
+ *
+ * Why nothing is lost. A producer that sees a searcher leaves the task to it: that searcher
+ * either finds work, or gives up through suspend(), whose re-check after (W) sees every task
+ * pushed before the producer read the searcher's count. A producer that sees nobody searching
+ * and nobody asleep needs nobody: a worker announcing its sleep after that read re-checks after
+ * (W) and sees the task. The waker whose election finds no sleeper to wake (one timed out)
+ * undoes its count and looks again after a full fence, because its count may have made another
+ * producer skip its wake. models/wake.pml checks this with store buffers (README).
+ * The last searcher wakes the next whether or not it sees more work queued: a producer that
+ * read its count just before it dropped it left the task to it, and that push may not be
+ * visible yet. So a sleeper is never left asleep beside queued work with nobody searching
+ * (models/wake.pml checks that too, property PAR); the price is at most one wake-up that finds
+ * nothing per burst, as in Go.
+ *
+ * The asymmetric barrier. (P) and (W) must order each side's stores before its loads (store
+ * buffering is the one reordering x86 does). Instead of a seq_cst fence on every placement, the
+ * sleeper -- which only suspends after worker_try_count empty rounds -- pays
+ * membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED) (~1 us): it runs a full barrier on every CPU
+ * running a thread of this process, so every producer's earlier push is visible to the
+ * re-check, or the producer's later loads see the announcement. A producer that is not running
+ * at that moment is covered too: it was switched out, and a context switch is a full barrier.
+ * So with every worker busy a spawn costs a compiler barrier and two loads of a line nobody
+ * writes: no syscall, no RMW, no store. Registration happens once at creation; if it fails (or
+ * wake_fence=true) producers take a seq_cst fence instead and the sleeper a seq_cst fence (one
+ * predictable branch on rt->light_producer); policy stats say which (wake_membarrier).
+ *
+ * The futex word: a waker's CAS SUSPENDED -> SEARCH makes exactly one waker issue the
+ * wake, and a futex_wait that starts after it returns at once because the word is no longer
+ * SUSPENDED. busy_worker never suspends, so nobody sleeps and producers wake nobody.
  */
 #include <errno.h>
 #include <hwloc.h>
+#include <linux/membarrier.h>
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 #include <urcu/urcu-memb.h>
 
 #include "futex.h"
@@ -94,6 +139,14 @@ unsigned sb_nsuspended(const struct sb_rt *rt)
 	return atomic_load_explicit(&((struct sb_rt *)rt)->nsuspended, memory_order_relaxed);
 }
 
+unsigned sb_nidle(const struct sb_rt *rt)
+{
+	struct sb_rt *r = (struct sb_rt *)rt;
+	/* relaxed: a hint for policies; the wake protocol does not depend on it */
+	return atomic_load_explicit(&r->nsuspended, memory_order_relaxed) +
+	       atomic_load_explicit(&r->nsearching, memory_order_relaxed);
+}
+
 unsigned sb_worker_distance(const struct sb_rt *rt, unsigned a, unsigned b)
 {
 	return rt->dist ? rt->dist[a * rt->n + b] : (a != b);
@@ -116,53 +169,101 @@ uint64_t sb_rand(void)
 
 /* ---- wake-ups ---- */
 
-static void wake(struct sb_rt *rt, struct sb_worker *w)
+/* Wake worker w if it is suspended, as a searcher: the caller has already counted it in
+ * nsearching. Returns whether this call woke it. */
+static bool try_wake(struct sb_worker *w)
 {
-	/* relaxed: the exchange elects one waker; the task itself is published by its queue */
-	if (atomic_exchange_explicit(&w->state, SB_W_ACTIVE, memory_order_relaxed) == SB_W_SUSPENDED) {
-		sb_futex_wake(&w->state, 1);
-		if (sb_self)
-			sb_count(sb_self, SB_C_WAKES_SENT, 1);
-	}
-	(void)rt;
+	uint32_t s = SB_W_SUSPENDED;
+	/* relaxed: the CAS elects one waker (a SEARCH left by another waker is never overwritten,
+	 * or its count would leak); the task itself is published by its queue */
+	if (atomic_load_explicit(&w->state, memory_order_relaxed) != SB_W_SUSPENDED ||
+	    !atomic_compare_exchange_strong_explicit(&w->state, &s, SB_W_SEARCH, memory_order_relaxed, memory_order_relaxed))
+		return false;
+	sb_futex_wake(&w->state, 1);
+	if (sb_self)
+		sb_count(sb_self, SB_C_WAKES_SENT, 1);
+	return true;
 }
 
-void sb_wake_worker(struct sb_rt *rt, unsigned i)
+static bool wake_one(struct sb_rt *rt)
 {
-	if (rt->cfg.busy_worker)
-		return;
-	/* (P): pairs with (W) in suspend(); see the file comment */
-	atomic_thread_fence(memory_order_seq_cst);
-	struct sb_worker *w = &rt->w[i];
-	if (atomic_load_explicit(&w->state, memory_order_relaxed) == SB_W_SUSPENDED)
-		wake(rt, w);
-}
-
-void sb_wake_any(struct sb_rt *rt)
-{
-	if (rt->cfg.busy_worker)
-		return;
-	/* (P): pairs with (W) in suspend() through nsuspended */
-	atomic_thread_fence(memory_order_seq_cst);
-	if (!atomic_load_explicit(&rt->nsuspended, memory_order_relaxed))
-		return;
+	/* relaxed: only spreads the wake-ups */
 	unsigned start = atomic_fetch_add_explicit(&rt->wake_rr, 1, memory_order_relaxed);
-	for (unsigned k = 0; k < rt->n; k++) {
-		struct sb_worker *w = &rt->w[(start + k) % rt->n];
-		if (atomic_load_explicit(&w->state, memory_order_relaxed) == SB_W_SUSPENDED &&
-		    atomic_exchange_explicit(&w->state, SB_W_ACTIVE, memory_order_relaxed) == SB_W_SUSPENDED) {
-			sb_futex_wake(&w->state, 1);
-			if (sb_self)
-				sb_count(sb_self, SB_C_WAKES_SENT, 1);
+	for (unsigned k = 0; k < rt->n; k++)
+		if (try_wake(&rt->w[(start + k) % rt->n]))
+			return true;
+	return false;
+}
+
+/* Nobody searches and somebody sleeps: wake one sleeper as a searcher. The CAS 0 -> 1 elects
+ * one waker and counts the sleeper as searching on its behalf, so that other producers see a
+ * searcher at once and wake nobody else. Cold: only reached while some worker sleeps. */
+SB_COLD void sb_wake_searcher(struct sb_rt *rt)
+{
+	for (unsigned spins = 0;; spins++) {
+		unsigned zero = 0;
+		/* relaxed: an election; ordering with the sleepers comes from the barriers */
+		if (!atomic_compare_exchange_strong_explicit(&rt->nsearching, &zero, 1, memory_order_relaxed,
+							     memory_order_relaxed))
+			return; /* a searcher exists: it finds the work or re-checks before it sleeps */
+		if (wake_one(rt))
 			return;
-		}
+		/* Counted but nobody found asleep (the sleeper just timed out, or is between its
+		 * nsuspended and its state). Our count may have made another producer skip its
+		 * wake, so look again after a full fence, which pairs with the sleepers' barrier:
+		 * a sleeper whose nsuspended we still miss re-checks after our undo and sees that
+		 * producer's task (models/idle.pml, UNDO). */
+		atomic_fetch_sub_explicit(&rt->nsearching, 1, memory_order_relaxed);
+		atomic_thread_fence(memory_order_seq_cst);
+		if (!atomic_load_explicit(&rt->nsuspended, memory_order_relaxed) ||
+		    atomic_load_explicit(&rt->nsearching, memory_order_relaxed))
+			return;
+		if (spins > 64)
+			sched_yield(); /* the sleeper was preempted between its two stores */
+		else
+			sb_cpu_relax();
 	}
+}
+
+/* A targeted wake: a task went onto worker i's queue (or a policy handed it work). A sleeping
+ * target is woken as a searcher, counted like any other: when it finds its task it wakes the
+ * next sleeper if it was the last searcher, because more may have been pushed to it while it
+ * woke (models/wake.pml, PAR). An awake target needs nothing, unless the task is stealable
+ * and a thief sleeps. */
+void sb_wake_worker(struct sb_rt *rt, unsigned i, bool stealable)
+{
+	sb_producer_barrier(rt);
+	struct sb_worker *w = &rt->w[i];
+	/* relaxed: a hint; the CAS in try_wake decides */
+	if (atomic_load_explicit(&w->state, memory_order_relaxed) == SB_W_SUSPENDED) {
+		/* relaxed: counted before the wake, so the woken worker never drops a count that
+		 * is not there yet */
+		atomic_fetch_add_explicit(&rt->nsearching, 1, memory_order_relaxed);
+		if (try_wake(w))
+			return;
+		/* it woke by itself: undo, and since our count may have made another producer
+		 * skip its wake, look again after a full fence (as in sb_wake_searcher) */
+		atomic_fetch_sub_explicit(&rt->nsearching, 1, memory_order_relaxed);
+		atomic_thread_fence(memory_order_seq_cst);
+		sb_need_searcher(rt);
+		return;
+	}
+	if (stealable)
+		sb_need_searcher(rt); /* the target is awake: the task is a thief's if one sleeps */
+}
+
+void sb_work_available(struct sb_rt *rt)
+{
+	sb_publish(rt);
 }
 
 static void wake_all(struct sb_rt *rt)
 {
 	for (unsigned i = 0; i < rt->n; i++) {
-		atomic_store_explicit(&rt->w[i].state, SB_W_ACTIVE, memory_order_relaxed);
+		uint32_t s = SB_W_SUSPENDED;
+		/* relaxed: a stop or cancel; SEARCH stays, so the woken worker drops its count */
+		atomic_compare_exchange_strong_explicit(&rt->w[i].state, &s, SB_W_ACTIVE, memory_order_relaxed,
+							memory_order_relaxed);
 		sb_futex_wake(&rt->w[i].state, 1);
 	}
 }
@@ -253,8 +354,41 @@ static void mark_idle(struct sb_worker *w)
 	atomic_store_explicit(&w->idle, 1, memory_order_relaxed);
 }
 
+/* ---- the searching count ---- */
+
+static void start_searching(struct sb_worker *w)
+{
+	if (w->searching)
+		return;
+	w->searching = true;
+	/* relaxed: a count; the wake protocol orders it with the barriers */
+	atomic_fetch_add_explicit(&w->rt->nsearching, 1, memory_order_relaxed);
+}
+
+/* Returns the count before ours left it. */
+static unsigned stop_searching(struct sb_worker *w)
+{
+	w->searching = false;
+	/* relaxed: as in start_searching */
+	return atomic_fetch_sub_explicit(&w->rt->nsearching, 1, memory_order_relaxed);
+}
+
+/* The last searcher found work: if somebody sleeps, wake the next searcher, so that a burst
+ * spreads over the sleepers one wake-up at a time (Go's resetspinning). Not only when more work
+ * is seen queued: a producer that saw our count just before we dropped it left its task to us,
+ * and its push may not be visible to us yet (models/wake.pml, PAR). A woken searcher that finds
+ * nothing goes back to sleep without waking anyone, so the chain ends with the work. */
+static void found_work(struct sb_worker *w)
+{
+	struct sb_rt *rt = w->rt;
+	if (stop_searching(w) == 1 && atomic_load_explicit(&rt->nsuspended, memory_order_relaxed))
+		sb_wake_searcher(rt);
+}
+
 static SB_COLD void became_busy(struct sb_worker *w, bool *after_suspend)
 {
+	if (w->searching)
+		found_work(w);
 	mark_busy(w);
 	if (*after_suspend) {
 		sb_count(&w->tc, SB_C_WAKEUP_RUN, 1);
@@ -264,7 +398,7 @@ static SB_COLD void became_busy(struct sb_worker *w, bool *after_suspend)
 
 static inline void run_here(struct sb_worker *w, struct sb_task *t, bool stolen, bool *after_suspend)
 {
-	if (__builtin_expect(!w->tc.busy || *after_suspend, 0))
+	if (__builtin_expect(!w->tc.busy || *after_suspend || w->searching, 0))
 		became_busy(w, after_suspend);
 	sb_run(&w->tc, t, stolen);
 }
@@ -321,25 +455,45 @@ static void trace_instant(struct sb_thread *tc, enum sb_trace_kind kind, uint64_
 		*ev = (struct sb_tev){ .ts = ts, .dur = dur, .kind = (uint8_t)kind };
 }
 
+/* (W), the sleeper's half of the Dekker pair: everything this thread stored before is visible
+ * to every other thread, and everything they stored before is visible to our next loads. */
+static void sleeper_barrier(const struct sb_rt *rt)
+{
+	if (!rt->membarrier) {
+		atomic_thread_fence(memory_order_seq_cst); /* pairs with the producers' fence */
+		return;
+	}
+	/* registered at creation, so it cannot fail; if it did, producers would be unordered */
+	if (syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0) != 0) {
+		fprintf(stderr, "%s:%d: membarrier failed after registration: %s\n", __FILE__, __LINE__, strerror(errno));
+		abort();
+	}
+}
+
 /* Suspend until woken or the suspend timeout passes. Returns a task found by the re-check, if
- * any. The re-check after announcing the suspension is the whole idle decision again -- pop,
- * then the policy's idle step -- so that the sleep's length, and whether to sleep at all, are
- * decided on what the re-check saw: a pop may itself park work (a PTL) that then needs a capped
- * sleep (models/idle.pml, PTL_FIX_CAP). */
-static struct sb_task *suspend(struct sb_worker *w, bool *after_suspend)
+ * any (*stolen when a steal found it). The re-check after announcing the suspension is the
+ * whole idle decision again -- pop, a steal sweep, then the policy's idle step -- so that the
+ * sleep's length, and whether to sleep at all, are decided on what the re-check saw: a pop may
+ * itself park work (a PTL) that then needs a capped sleep (models/idle.pml, PTL_FIX_CAP). */
+static struct sb_task *suspend(struct sb_worker *w, bool *after_suspend, bool *stolen)
 {
 	struct sb_rt *rt = w->rt;
 	struct sb_thread *tc = &w->tc;
+	/* relaxed, all three: (W) below orders them before the re-check */
 	atomic_fetch_add_explicit(&rt->nsuspended, 1, memory_order_relaxed);
 	atomic_store_explicit(&w->state, SB_W_SUSPENDED, memory_order_relaxed);
-	/* (W): pairs with (P) in sb_wake_worker / sb_wake_any; see the file comment */
-	atomic_thread_fence(memory_order_seq_cst);
+	if (w->searching)
+		stop_searching(w); /* a searcher giving up: from now on producers wake a sleeper */
+	/* (W): pairs with the producers' barrier (sb_producer_barrier); see the file comment */
+	sleeper_barrier(rt);
 	struct sb_task *t = sb_policy_pop(rt, w->idx);
+	if (!t && sb_policy_can_steal(rt))
+		*stolen = (t = sb_policy_steal(rt, w->idx)) != NULL;
 	struct sb_idle io = { .wake = -1 };
 	if (!t) {
 		t = sb_policy_idle(rt, w->idx, &io);
 		if (io.wake >= 0 && (unsigned)io.wake < rt->n && (unsigned)io.wake != w->idx)
-			sb_wake_worker(rt, (unsigned)io.wake);
+			sb_wake_worker(rt, (unsigned)io.wake, false);
 	}
 	uint64_t us = (uint64_t)rt->cfg.worker_suspend_timeout;
 	if (io.max_suspend_us && io.max_suspend_us < us)
@@ -356,10 +510,16 @@ static struct sb_task *suspend(struct sb_worker *w, bool *after_suspend)
 		*after_suspend = true;
 		woken = true;
 	}
-	/* relaxed: ACTIVE here means a waker got there first */
+	/* relaxed: not SUSPENDED here means a waker got there first; SEARCH means it counted us
+	 * as a searcher, and the count is ours to drop when we find work or give up */
 	uint32_t prev = atomic_exchange_explicit(&w->state, SB_W_ACTIVE, memory_order_relaxed);
 	atomic_fetch_sub_explicit(&rt->nsuspended, 1, memory_order_relaxed);
-	if (woken && prev == SB_W_ACTIVE) {
+	w->searching = prev == SB_W_SEARCH;
+	/* The re-check found work after we dropped our searching count: a producer may have left
+	 * more to us, so we finish as a searcher that found work does (found_work, via run_here) */
+	if (t)
+		start_searching(w);
+	if (woken && prev != SB_W_SUSPENDED) {
 		sb_count(tc, SB_C_WOKEN, 1);
 		if (rt->cfg.trace)
 			trace_instant(tc, SB_EV_WAKE, sb_now_ns(), 0);
@@ -391,6 +551,8 @@ static void *worker_main(void *arg)
 			empty = 0;
 			continue;
 		}
+		/* out of local work: count ourselves as searching, so producers leave the sleepers be */
+		start_searching(w);
 		/* relaxed: a plain flag, looked at only when out of local work; a stop comes after
 		 * every job has finished, so a worker always runs out of work before it */
 		if (atomic_load_explicit(&rt->stopping, memory_order_relaxed))
@@ -407,7 +569,7 @@ static void *worker_main(void *arg)
 		struct sb_idle io = { .wake = -1 };
 		t = sb_policy_idle(rt, w->idx, &io);
 		if (io.wake >= 0 && (unsigned)io.wake < rt->n && (unsigned)io.wake != w->idx)
-			sb_wake_worker(rt, (unsigned)io.wake);
+			sb_wake_worker(rt, (unsigned)io.wake, false);
 		if (t) {
 			run_here(w, t, false, &after_suspend);
 			empty = 0;
@@ -419,10 +581,13 @@ static void *worker_main(void *arg)
 			continue;
 		if (++empty > rt->cfg.worker_try_count) {
 			empty = 0;
-			if ((t = suspend(w, &after_suspend)))
-				run_here(w, t, false, &after_suspend);
+			stolen = false;
+			if ((t = suspend(w, &after_suspend, &stolen)))
+				run_here(w, t, stolen, &after_suspend);
 		}
 	}
+	if (w->searching)
+		stop_searching(w);
 	sb_tok_flush(tc);
 	mark_idle(w);
 	urcu_memb_unregister_thread();
@@ -544,6 +709,11 @@ struct sb_rt *sb_rt_create(const struct sb_config *cfg, const struct sb_policy_o
 	atomic_init(&rt->win_start, 0);
 	atomic_init(&rt->win_end, UINT64_MAX);
 	atomic_init(&rt->trace_cap, (uint64_t)1 << 24);
+	/* the sleeper pays for the wake protocol's ordering when the kernel lets it (see the file
+	 * comment); registering twice in one process is harmless */
+	rt->membarrier = !cfg->wake_fence &&
+			 syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) == 0;
+	rt->light_producer = rt->membarrier || cfg->busy_worker;
 	sb_mpsc_init(&rt->cond_q);
 
 	size_t wsz = ((size_t)rt->n * sizeof(struct sb_worker) + SB_CACHELINE - 1) / SB_CACHELINE * SB_CACHELINE;

@@ -42,6 +42,14 @@ builds=(
 	"dist-n3|distribution.pml|-DN=3 -DFAST_POP -DREQ=1 -DSPAWN=1 -DSPAWN_OWN|safety|-O2|dist-n3::pass"
 	"dist-n3-ltl|distribution.pml|-DN=3 -DFAST_POP -DREQ=1 -DSPAWN=0|ltl|-O2|dist-n3-all-run:all_run:pass"
 	"dist-n2-fin|distribution.pml|-DN=2 -DFINITE_HANDOFFS|ltl|-O2|dist-n2-all-run-fin:all_run_fin:pass"
+	"wake-ltl|wake.pml|-DSPAWN=1|ltl|-O2|wake-all-run:all_run:pass wake-stops:stops:pass"
+	"wake-par-req2|wake.pml|-DPAR -DREQ=2 -DSPAWN=1|safety|-O2|wake-par-req2::pass"
+	"wake-par|wake.pml|-DPAR|safety|-O2|wake-par::pass"
+	"wake-par-fence|wake.pml|-DPAR -DFENCE|safety|-O2|wake-par-fence::pass"
+	"wake-par-timeouts|wake.pml|-DPAR -DTIMEOUTS|safety|-O2|wake-par-timeouts::pass"
+	"wake-broken-no-barrier|wake.pml|-DBROKEN_NO_BARRIER|safety|-O0|wake-broken-no-barrier::assertion_violated_0"
+	"wake-broken-old-rule|wake.pml|-DPAR -DBROKEN_OLD_RULE|safety|-O0|wake-broken-old-rule::assertion_violated_0"
+	"wake-broken-no-undo-recheck|wake.pml|-DPAR -DBROKEN_NO_UNDO_RECHECK|safety|-O0|wake-broken-no-undo-recheck::assertion_violated_0"
 	"idle-n3-spawn|idle.pml|-DN=3 -DFAST_POP -DREQ=1 -DSPAWN=1|safety|-O2|idle-n3-spawn::pass"
 	"idle-n3|idle.pml|-DN=3 -DFAST_POP -DREQ=2 -DSPAWN=0|safety|-O2|idle-n3::pass"
 	"idle-n2-ltl|idle.pml|-DN=2|ltl|-O2|idle-n2-all-run:all_run:pass idle-n2-stops:stops:pass"
@@ -120,6 +128,7 @@ run_build() {
 	cp "$here"/*.pml "$d"/
 	local panflags=("$opt" -DCOLLAPSE -DMEMLIM=2048)
 	[ "$kind" = safety ] && panflags+=(-DSAFETY -DNOCLAIM)
+	[ "$kind" = ltl ] && panflags+=(-DNFAIR=3) # wake.pml runs six processes
 	local t0=$SECONDS
 	# shellcheck disable=SC2086  # defs is a list of -D words
 	if ! (cd "$d" && spin -a $defs "$model" >spin.out 2>&1); then

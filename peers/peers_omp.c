@@ -1,10 +1,11 @@
 /*
  * peers_omp.c - the same fork-join and chain microbenchmarks as schedbed's forkjoin and micro
  * workloads, written with OpenMP tasks (libgomp), to put schedbed's per-task cost next to a
- * production runtime's. Measured on one thread (OMP_NUM_THREADS=1) so the figure is the cost
- * of a spawn and a run, not of parallelism.
+ * production runtime's. One thread by default, so that the figure is the cost of a spawn and a
+ * run, not of parallelism; THREADS runs the same computation on that many (the speedup).
  *
- * Usage: peers_omp fib N | chain N      prints "<ns per task> <tasks> <result>"
+ * Usage: peers_omp fib N [THREADS] | chain N [THREADS]
+ * prints "<ns per task> <tasks> <result>"
  */
 #include <omp.h>
 #include <stdio.h>
@@ -42,33 +43,40 @@ static double now(void)
 
 int main(int argc, char **argv)
 {
-	if (argc != 3 || (strcmp(argv[1], "fib") && strcmp(argv[1], "chain"))) {
-		fprintf(stderr, "usage: peers_omp fib N | chain N\n");
+	int threads = argc == 4 ? atoi(argv[3]) : 1;
+	if ((argc != 3 && argc != 4) || (strcmp(argv[1], "fib") && strcmp(argv[1], "chain")) || threads < 1) {
+		fprintf(stderr, "usage: peers_omp fib N [THREADS] | chain N [THREADS]\n");
 		return 2;
 	}
+	omp_set_dynamic(0);
+	omp_set_num_threads(threads);
 	long n = atol(argv[2]), result = 0;
-	double tasks, t0 = now();
-	if (!strcmp(argv[1], "fib")) {
+	double tasks = 0, dt = 0;
+	/* the second of two rounds is timed: the first warms the allocator and the thread pool */
+	for (int round = 0; round < 2; round++) {
+		double t0 = now();
+		if (!strcmp(argv[1], "fib")) {
 #pragma omp parallel
 #pragma omp single
-		result = fib((int)n);
-		/* every call but the root is a task */
-		double a = 1, b = 1;
-		for (long i = 2; i <= n; i++) {
-			double c = a + b + 1;
-			a = b;
-			b = c;
-		}
-		tasks = b - 1;
-	} else {
+			result = fib((int)n);
+			/* every call but the root is a task */
+			double a = 1, b = 1;
+			for (long i = 2; i <= n; i++) {
+				double c = a + b + 1;
+				a = b;
+				b = c;
+			}
+			tasks = b - 1;
+		} else {
 #pragma omp parallel
 #pragma omp single
 #pragma omp taskgroup
-		link(n);
-		tasks = (double)n;
-		result = n;
+			link(n);
+			tasks = (double)n;
+			result = n;
+		}
+		dt = now() - t0;
 	}
-	double dt = now() - t0;
 	printf("%.2f %.0f %ld\n", dt / tasks, tasks, result);
 	return 0;
 }

@@ -241,8 +241,8 @@ static struct sb_task *distribution_idle(void *st, unsigned self, struct sb_idle
 	struct sb_task *t = steal_for_handoff(d, self);
 	if (t) {
 		/* (ii): hand it to a deactivated worker; the core wakes it (out->wake). That worker's
-		 * suspend re-checks its LTQ after a seq_cst fence and the wake-up does the same before
-		 * looking at its state (core/worker.c), so the push below is either seen by its
+		 * suspend re-checks its LTQ after its barrier (W) and the wake-up takes the pairing
+		 * barrier (P) before looking at its state (core/worker.c), so the push below is either seen by its
 		 * re-check or answered by the wake: the task cannot sit in a sleeping worker's LTQ. */
 		int v = find_deactivated(d, self);
 		if (v >= 0)

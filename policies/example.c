@@ -1,10 +1,9 @@
 /*
  * example.c - `fifo`, the smallest complete policy, and the README's example of adding one.
  *
- * Algorithm: one global lock-free FIFO (sb_mpmc) that every thread pushes to and every worker
+ * Algorithm: one global unbounded lock-free FIFO (sb_fifo) that every thread pushes to and every worker
  * pops from; no stealing, no stickiness, conditional tasks to the watcher. Useful as the
  * baseline every other policy should beat. Invariant: FIFO in claim order.
- * Limit: a full queue makes the submitter run the task itself (SB_TO_CALLER).
  */
 #include <stdlib.h>
 
@@ -12,7 +11,7 @@
 #include "../core/queue.h"
 
 struct fifo {
-	struct sb_mpmc q;
+	struct sb_fifo q;
 };
 
 static int fifo_create(struct sb_rt *rt, const void *params, void **state, char *err, size_t errlen)
@@ -20,7 +19,7 @@ static int fifo_create(struct sb_rt *rt, const void *params, void **state, char 
 	(void)rt;
 	(void)params;
 	struct fifo *f = malloc(sizeof *f);
-	if (!f || sb_mpmc_init(&f->q, 16)) {
+	if (!f || sb_fifo_init(&f->q)) {
 		free(f);
 		snprintf(err, errlen, "out of memory");
 		return -1;
@@ -32,7 +31,7 @@ static int fifo_create(struct sb_rt *rt, const void *params, void **state, char 
 static void fifo_destroy(void *st)
 {
 	struct fifo *f = st;
-	sb_mpmc_fini(&f->q);
+	sb_fifo_fini(&f->q);
 	free(f);
 }
 
@@ -41,18 +40,19 @@ static int fifo_submit(void *st, struct sb_thread *caller, struct sb_task *t)
 	(void)caller;
 	if (t->flags & SB_TF_COND)
 		return SB_TO_WATCHER;
-	return sb_mpmc_push(&((struct fifo *)st)->q, t) ? SB_TO_ANY : SB_TO_CALLER;
+	sb_fifo_push(&((struct fifo *)st)->q, t);
+	return SB_TO_ANY; /* queued where any worker may take it: the core wakes one */
 }
 
 static struct sb_task *fifo_pop(void *st, unsigned self)
 {
 	(void)self;
-	return sb_mpmc_pop(&((struct fifo *)st)->q);
+	return sb_fifo_pop(&((struct fifo *)st)->q);
 }
 
 static size_t fifo_queued(void *st, int w)
 {
-	return w < 0 ? sb_mpmc_len(&((struct fifo *)st)->q) : 0;
+	return w < 0 ? sb_fifo_len(&((struct fifo *)st)->q) : 0;
 }
 
 const struct sb_policy_ops fifo_ops = {

@@ -9,8 +9,8 @@
  * transaction lock keeps them apart). Yielded tasks (DuckDB's TASK_NOT_FINISHED) and resumed
  * ones (TASK_BLOCKED, then rescheduled) come back through submit like new ones.
  *
- * Algorithm. Every thread pushes to one lock-free MPMC queue (sb_mpmc, in place of DuckDB's
- * moodycamel ConcurrentQueue) and every worker pops from it.
+ * Algorithm. Every thread pushes to one unbounded lock-free MPMC queue (sb_fifo, in place of
+ * DuckDB's moodycamel ConcurrentQueue, which is unbounded too) and every worker pops from it.
  *
  * producer_tokens=true: each submitting thread gets a sub-queue of its own, indexed by its
  * attach id (sb_thread_id: small, dense, stable), so one producer's tasks stay FIFO among
@@ -23,7 +23,7 @@
  * producer cannot starve the others.
  *
  * batch=N (Quartz's batchTriggerAcquisitionMaxCount, default 1): a worker claims up to N
- * tasks with one CAS (sb_mpmc_pop_batch) into a private buffer and hands them out one per pop
+ * tasks with one CAS (sb_fifo_pop_batch) into a private buffer and hands them out one per pop
  * before it claims again. The experiment: fewer claims per task, at the price of balance,
  * since buffered tasks wait for their worker while others may idle. `stats` reports claims and
  * tasks per claim.
@@ -31,11 +31,10 @@
  * Invariants: a queued task is in exactly one place, one queue or one worker's buffer, and is
  * handed out once; each queue is FIFO in claim order (with a single consumer that is submission
  * order per producer); every buffered task is counted in queued(worker).
- * Limits: a full queue makes the submitter run the task itself (SB_TO_CALLER, counted as
- * queue_overflows), and with producer tokens such a task leaves its producer's order; buffers
- * are never stolen from, so with stall_limit set a buffer stuck behind a task that runs longer
- * than the limit while others idle is reported as a stall (it is one); DuckDB's dynamic thread
- * count and its idle allocator flushes are not modelled.
+ * Limits: buffers are never stolen from, so with stall_limit set a buffer stuck behind a task
+ * that runs longer than the limit while others idle is reported as a stall (it is one); DuckDB's
+ * dynamic thread count and its idle allocator flushes are not modelled. The queues are unbounded,
+ * as DuckDB's are: no task is ever refused.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -48,8 +47,6 @@ struct global_params {
 	bool producer_tokens;
 	int64_t producer_slots;
 	int64_t batch;
-	int64_t queue_log2;
-	int64_t token_queue_log2;
 };
 
 #define P struct global_params
@@ -58,8 +55,6 @@ static const struct sb_param global_param_table[] = {
 	SB_PARAM_INT(P, producer_slots, 64, 1, 4096,
 		     "sub-queues made at start; threads with a larger attach id use the shared queue"),
 	SB_PARAM_INT(P, batch, 1, 1, 1024, "tasks a worker claims at once (Quartz batchTriggerAcquisitionMaxCount)"),
-	SB_PARAM_INT(P, queue_log2, 16, 4, 24, "log2 of the shared queue's capacity"),
-	SB_PARAM_INT(P, token_queue_log2, 10, 4, 20, "log2 of each producer sub-queue's capacity"),
 	SB_PARAM_END,
 };
 #undef P
@@ -80,16 +75,15 @@ struct global_worker {
 
 /*
  * Shared state. q[0] is the shared queue; with producer tokens q[1 + id] belongs to the thread
- * with attach id `id`. Queues are sb_mpmc, so every push and pop may overlap with any other.
+ * with attach id `id`. Queues are sb_fifo, so every push and pop may overlap with any other.
  * `span` only grows (CAS to a larger value); the rare counters are relaxed fetch_adds.
  */
 struct global {
 	struct global_params p;
 	unsigned nworkers;
 	unsigned nq;
-	struct sb_mpmc *q;
+	struct sb_fifo *q;
 	_Alignas(SB_CACHELINE) _Atomic unsigned span; /* queues in use: q[0..span) */
-	_Atomic uint64_t nr_overflow;
 	_Atomic uint64_t nr_fallback;
 	struct global_worker *w;
 };
@@ -121,7 +115,7 @@ static int global_create(struct sb_rt *rt, const void *params, void **state, cha
 	memset(g->q, 0, qsz);
 	memset(g->w, 0, wsz);
 	for (unsigned i = 0; i < g->nq; i++)
-		if (sb_mpmc_init(&g->q[i], (unsigned)(i ? p->token_queue_log2 : p->queue_log2)))
+		if (sb_fifo_init(&g->q[i]))
 			goto oom;
 	for (unsigned i = 0; i < g->nworkers; i++)
 		if (!(g->w[i].buf = malloc((size_t)p->batch * sizeof *g->w[i].buf)))
@@ -130,8 +124,8 @@ static int global_create(struct sb_rt *rt, const void *params, void **state, cha
 	return 0;
 oom:
 	global_destroy(g);
-	snprintf(err, errlen, "out of memory creating the global queues (queue_log2=%lld, producer_slots=%lld)",
-		 (long long)p->queue_log2, (long long)p->producer_slots);
+	snprintf(err, errlen, "out of memory creating the global queues (producer_slots=%lld)",
+		 (long long)p->producer_slots);
 	return -ENOMEM;
 }
 
@@ -142,7 +136,7 @@ static void global_destroy(void *st)
 		return;
 	if (g->q)
 		for (unsigned i = 0; i < g->nq; i++)
-			sb_mpmc_fini(&g->q[i]);
+			sb_fifo_fini(&g->q[i]);
 	if (g->w)
 		for (unsigned i = 0; i < g->nworkers; i++)
 			free(g->w[i].buf);
@@ -152,7 +146,7 @@ static void global_destroy(void *st)
 }
 
 /* The caller's own sub-queue, or the shared one when its id is beyond the table. */
-static struct sb_mpmc *token_queue(struct global *g, struct sb_thread *caller)
+static struct sb_fifo *token_queue(struct global *g, struct sb_thread *caller)
 {
 	unsigned id = sb_thread_id(caller);
 	if (id + 1 >= g->nq) {
@@ -163,8 +157,8 @@ static struct sb_mpmc *token_queue(struct global *g, struct sb_thread *caller)
 	 * Make the consumers' scan cover q[id + 1]. Relaxed: a consumer that reads an old span
 	 * only skips this queue for one scan. The case that matters, a worker about to suspend,
 	 * is covered by the core's wake protocol: this store comes before our push and the
-	 * core's fence (P) after it, and the worker's re-check pop comes after its fence (W), so
-	 * either the re-check sees span and task, or we see the worker suspended and wake it.
+	 * core's barrier (P) after it, and the worker's re-check pop comes after its barrier (W),
+	 * so either the re-check sees span and task, or we see the worker asleep and wake one.
 	 */
 	unsigned span = atomic_load_explicit(&g->span, memory_order_relaxed);
 	/* a failed CAS means another producer raised span; span only grows, so this ends */
@@ -180,11 +174,9 @@ static int global_submit(void *st, struct sb_thread *caller, struct sb_task *t)
 	struct global *g = st;
 	if (t->flags & SB_TF_COND)
 		return SB_TO_WATCHER;
-	struct sb_mpmc *q = g->p.producer_tokens ? token_queue(g, caller) : &g->q[0];
-	if (__builtin_expect(sb_mpmc_push(q, t), 1))
-		return SB_TO_ANY;
-	atomic_fetch_add_explicit(&g->nr_overflow, 1, memory_order_relaxed);
-	return SB_TO_CALLER;
+	struct sb_fifo *q = g->p.producer_tokens ? token_queue(g, caller) : &g->q[0];
+	sb_fifo_push(q, t);
+	return SB_TO_ANY;
 }
 
 static void add_own(_Atomic uint64_t *c, uint64_t n)
@@ -206,7 +198,7 @@ static struct sb_task *global_pop(void *st, unsigned self)
 	unsigned span = atomic_load_explicit(&g->span, memory_order_relaxed);
 	for (unsigned k = 0; k < span; k++) {
 		unsigned i = (me->pos + k) % span;
-		unsigned got = sb_mpmc_pop_batch(&g->q[i], me->buf, (unsigned)g->p.batch);
+		unsigned got = sb_fifo_pop_batch(&g->q[i], me->buf, (unsigned)g->p.batch);
 		if (!got)
 			continue;
 		me->pos = i + 1;
@@ -228,7 +220,7 @@ static size_t global_queued(void *st, int w)
 	size_t n = 0;
 	unsigned span = atomic_load_explicit(&g->span, memory_order_relaxed);
 	for (unsigned i = 0; i < span; i++)
-		n += sb_mpmc_len(&g->q[i]);
+		n += sb_fifo_len(&g->q[i]);
 	return n;
 }
 
@@ -243,7 +235,6 @@ static void global_stats(void *st, sb_stat_emit_fn emit, void *ctx)
 	emit(ctx, "claims", (double)claims);
 	emit(ctx, "tasks_claimed", (double)claimed);
 	emit(ctx, "tasks_per_claim", claims ? (double)claimed / (double)claims : 0.0);
-	emit(ctx, "queue_overflows", (double)atomic_load_explicit(&g->nr_overflow, memory_order_relaxed));
 	emit(ctx, "token_fallbacks", (double)atomic_load_explicit(&g->nr_fallback, memory_order_relaxed));
 	emit(ctx, "queues_in_use", (double)atomic_load_explicit(&g->span, memory_order_relaxed));
 }

@@ -17,14 +17,13 @@
  * worker; a worker asks for its next task only after the previous one has returned (an item that
  * yields or is resumed comes back through submit into its lane), so no two items of a lane ever
  * run at once. A lane with items always has a holder (the one-word protocol in stealing.h): its
- * lane task is in some LTQ, in the overflow queue, or in the hand of a worker that returns an item
+ * lane task is in some LTQ or in the hand of a worker that returns an item
  * or gives the right back on each pop, and never returns nothing while it holds a lane.
  *
  * Limits: a conditional sticky task waits outside the lane (the family's watcher or PTL) and,
  * once ready, runs there, serialised with the lane's items only by the core's transaction lock,
- * as a conditional sticky task is under stealing. A lane task that finds every LTQ full goes to
- * an unbounded overflow queue that every worker checks after its LTQ; a holder whose own LTQ is
- * full keeps the lane and serves on past its budget.
+ * as a conditional sticky task is under stealing. The LTQs are unbounded (core/queue.h), so a
+ * lane task is never refused.
  */
 #include <stdlib.h>
 
@@ -50,17 +49,14 @@ struct lanes_worker {
 	int64_t left;
 };
 
-/*
- * Shared state: `overflow` takes pushes from any thread and pops from any worker through its
- * consumer lock (core/queue.h); the counters are relaxed atomics updated by any thread.
- */
+/* Shared state: relaxed counters updated by any thread. */
 struct lanes {
 	struct ws *ws;
+	struct sb_rt *rt;
 	int64_t budget;
 	struct lanes_worker *w;
-	struct sb_mpsc overflow; /* lane tasks that found the LTQ full */
 	_Alignas(SB_CACHELINE) _Atomic int64_t nr_items; /* items in lanes, not yet returned */
-	_Atomic uint64_t nr_takes, nr_requeues, nr_releases, nr_overflow;
+	_Atomic uint64_t nr_takes, nr_requeues, nr_releases;
 };
 
 static void count(_Atomic uint64_t *c)
@@ -87,7 +83,7 @@ static int lanes_create(struct sb_rt *rt, const void *params, void **state, char
 		return -1;
 	}
 	L->budget = p->lane_budget;
-	sb_mpsc_init(&L->overflow);
+	L->rt = rt;
 	if (ws_create(rt, &p->ws, &L->ws, err, errlen)) {
 		lanes_destroy(L);
 		return -1;
@@ -118,12 +114,7 @@ static int lanes_submit(void *st, struct sb_thread *caller, struct sb_task *t)
 	int self = sb_thread_worker(caller);
 	unsigned w = self >= 0 ? (unsigned)self : ws_pick(L->ws, caller, &l->marker);
 	l->marker.flags = SB_TF_MARKER;
-	int where = ws_push(L->ws, w, caller, &l->marker);
-	if (where >= 0)
-		return where;
-	count(&L->nr_overflow);
-	sb_mpsc_push(&L->overflow, &l->marker);
-	return SB_TO_ANY; /* every worker looks at the overflow queue before it sleeps */
+	return ws_push(L->ws, w, caller, &l->marker);
 }
 
 /* (C) The holder's turn: an item, or NULL once the lane is no longer held by this worker. */
@@ -150,12 +141,11 @@ static struct sb_task *serve(struct lanes *L, struct lanes_worker *me, unsigned 
 		/* turn over: the lane task goes back on our LTQ behind fresh work (SB_TF_AGAIN), where
 		 * thieves can take it; once pushed it belongs to whoever pops it */
 		l->marker.flags = SB_TF_MARKER | SB_TF_AGAIN;
-		if (ws_push(L->ws, self, sb_thread_self(), &l->marker) >= 0) {
-			me->held = NULL;
-			count(&L->nr_requeues);
-			return NULL;
-		}
-		me->left = L->budget; /* our LTQ is full: keep the lane, start another turn */
+		ws_push(L->ws, self, sb_thread_self(), &l->marker);
+		me->held = NULL;
+		count(&L->nr_requeues);
+		sb_work_available(L->rt); /* a thief may take the lane over */
+		return NULL;
 	}
 }
 
@@ -167,13 +157,6 @@ static struct sb_task *hold(struct lanes *L, unsigned self, struct sb_task *mark
 	return serve(L, me, self);
 }
 
-/* A worker that loses the overflow queue's consumer lock sees nothing this time; the winner took
- * a lane task, so it is awake and comes back here once it is done with that lane. */
-static struct sb_task *overflow_pop(struct lanes *L)
-{
-	return sb_mpsc_empty(&L->overflow) ? NULL : sb_mpsc_pop_shared(&L->overflow);
-}
-
 static struct sb_task *lanes_pop(void *st, unsigned self)
 {
 	struct lanes *L = st;
@@ -183,7 +166,7 @@ static struct sb_task *lanes_pop(void *st, unsigned self)
 	/* Each lane task found here either yields an item (a lane task in a queue always has
 	 * one: it was queued with an item or after a refused offer, and only its holder takes
 	 * items) or is given back, so this loop ends. */
-	while ((t = ws_pop(L->ws, self)) || (t = overflow_pop(L))) {
+	while ((t = ws_pop(L->ws, self))) {
 		if (!(t->flags & SB_TF_MARKER))
 			return t;
 		if ((t = hold(L, self, t)))
@@ -211,7 +194,7 @@ static size_t lanes_queued(void *st, int w)
 	if (w >= 0)
 		return ws_queued(L->ws, w);
 	int64_t items = atomic_load_explicit(&L->nr_items, memory_order_relaxed);
-	return (items > 0 ? (size_t)items : 0) + sb_mpsc_len(&L->overflow);
+	return items > 0 ? (size_t)items : 0;
 }
 
 static void lanes_stats(void *st, sb_stat_emit_fn emit, void *ctx)
@@ -221,7 +204,6 @@ static void lanes_stats(void *st, sb_stat_emit_fn emit, void *ctx)
 	emit(ctx, "lane_takes", (double)atomic_load_explicit(&L->nr_takes, memory_order_relaxed));
 	emit(ctx, "lane_requeues", (double)atomic_load_explicit(&L->nr_requeues, memory_order_relaxed));
 	emit(ctx, "lane_releases", (double)atomic_load_explicit(&L->nr_releases, memory_order_relaxed));
-	emit(ctx, "lane_overflows", (double)atomic_load_explicit(&L->nr_overflow, memory_order_relaxed));
 }
 
 const struct sb_policy_ops lanes_ops = {

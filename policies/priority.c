@@ -10,7 +10,7 @@
  * core drops its tasks as they reach it), or sticky exclusion (the core's transaction lock).
  *
  * Algorithm (memo 004, "solution three"). Every task of a job is a subtask and goes to the
- * job's queue (a bounded sb_mpmc). A *handle* is a marker entry (SB_TF_MARKER, owned by the
+ * job's queue (an unbounded sb_fifo). A *handle* is a marker entry (SB_TF_MARKER, owned by the
  * per-job state, never returned to the core) queued at the job's level: job->priority clamped
  * to -max_priority..max_priority, higher levels first, FIFO within a level. A worker that takes
  * a handle serves that job: each pop returns the job's next subtask, and when the job's queue
@@ -58,10 +58,8 @@
  * Invariants: a subtask is in exactly one queue and is returned once; at most N subtasks of a
  * job run at once (the cancel handle only feeds the core tasks it drops); a job with queued
  * subtasks has a handle out; markers never leave the policy.
- * Limits: a full job queue makes the submitter run the subtask itself (SB_TO_CALLER, counted
- * as job_queue_full); a level whose ring is full queues further handles in an unbounded spill
- * behind it (handle_overflows); a handle put back from pop wakes nobody (pop cannot ask for a
- * wake-up), so it waits for the next worker that looks; a task spawned into a job before
+ * Limits: the queues are unbounded (sb_fifo), so neither a subtask nor a handle is ever
+ * refused (Nebula's queues refuse nothing either); a task spawned into a job before
  * sb_job_submit runs on its submitter (unstarted). queued() reports teardowns and handles,
  * not subtasks: a subtask held back by its job's limit while workers idle is not a stall.
  */
@@ -79,8 +77,6 @@ struct priority_params {
 	int64_t max_priority;
 	int64_t concurrency;
 	bool yield_to_higher;
-	int64_t queue_log2;
-	int64_t job_queue_log2;
 };
 
 #define P struct priority_params
@@ -89,8 +85,6 @@ static const struct sb_param priority_param_table[] = {
 	SB_PARAM_INT(P, concurrency, 0, 0, 1024,
 		     "workers serving one job at once when the job gives 0; 0 = all (at most 64)"),
 	SB_PARAM_BOOL(P, yield_to_higher, 1, "a worker puts its job back when a higher-priority job is waiting"),
-	SB_PARAM_INT(P, queue_log2, 12, 4, 24, "log2 of each priority level's handle ring (more spill behind it)"),
-	SB_PARAM_INT(P, job_queue_log2, 10, 2, 20, "log2 of each job's subtask queue capacity"),
 	SB_PARAM_END,
 };
 #undef P
@@ -103,13 +97,13 @@ enum { HANDLE_SERVER, HANDLE_CANCEL }; /* a marker's pint */
 #define PW_INSIDE (PW_STARTED - 1)
 
 /*
- * Per-job state. The subtask queue is an sb_mpmc (any thread pushes, the job's servers pop).
+ * Per-job state. The subtask queue is an sb_fifo (any thread pushes, the job's servers pop).
  * `free` is CASed by submitters (put out a handle) and servers (take one back), fetch_or'ed by
  * servers dropping one; `refs` by every owner; `cancel_sent` once by job_cancel. The rest is
  * written in job_start and read-only after.
  */
 struct priority_job {
-	struct sb_mpmc q;
+	struct sb_fifo q;
 	_Alignas(SB_CACHELINE) _Atomic uint64_t free; /* bit i set: markers[i] is not out */
 	_Atomic unsigned refs;
 	_Atomic bool cancel_sent;
@@ -132,31 +126,24 @@ struct priority_worker {
 	_Atomic uint64_t nr_retakes;   /* drops undone because a subtask came in (the race) */
 };
 
-/*
- * One level of handles: a bounded ring and, once the ring is full, an unbounded spill list
- * behind it. While the spill holds anything new handles join it too, and the spill is taken
- * only when the ring is empty, so the level stays FIFO (but for a push racing with the first
- * spill). The ring is an sb_mpmc (anything overlaps with anything); the spill an sb_mpsc that
- * any thread pushes to and workers pop under its turn lock (sb_mpsc_pop_shared).
- */
+/* One level of handles: an unbounded FIFO (anything overlaps with anything). */
 struct priority_level {
-	struct sb_mpmc ring;
-	struct sb_mpsc spill;
+	struct sb_fifo q;
 };
 
 /*
  * Shared state. lv[0..nlevels) are the priority levels, lowest first; lv[nlevels] holds cancel
- * handles. `front` (an sb_mpmc) holds first teardown tasks. Counters are relaxed fetch_adds.
+ * handles. `front` (an sb_fifo) holds first teardown tasks. Counters are relaxed fetch_adds.
  */
 struct priority {
 	struct priority_params p;
 	unsigned nworkers;
 	unsigned nlevels;
-	struct sb_mpmc front;
+	struct sb_fifo front;
 	struct priority_level *lv;
 	struct priority_worker *w;
 	_Alignas(SB_CACHELINE) _Atomic uint64_t nr_jobs;
-	_Atomic uint64_t nr_job_full, nr_handle_overflow, nr_cancel, nr_clamped, nr_unstarted;
+	_Atomic uint64_t nr_cancel, nr_clamped, nr_unstarted;
 };
 
 static size_t round_line(size_t n)
@@ -194,7 +181,7 @@ static void job_unref(struct priority_job *pj)
 	/* acq_rel: the last owner sees every other owner's accesses before it frees */
 	if (atomic_fetch_sub_explicit(&pj->refs, 1, memory_order_acq_rel) != 1)
 		return;
-	sb_mpmc_fini(&pj->q);
+	sb_fifo_fini(&pj->q);
 	free(pj);
 }
 
@@ -234,18 +221,13 @@ static void priority_job_start(void *st, struct sb_job *j, struct sb_thread *cal
 		prio = prio > max ? max : -max;
 	}
 	struct priority_job *pj = aligned_alloc(SB_CACHELINE, round_line(sizeof *pj + limit * sizeof pj->markers[0]));
-	if (pj) {
-		memset(pj, 0, sizeof *pj + limit * sizeof pj->markers[0]);
-		if (sb_mpmc_init(&pj->q, (unsigned)pr->p.job_queue_log2)) {
-			free(pj);
-			pj = NULL;
-		}
-	}
 	if (!pj) {
-		fprintf(stderr, "%s:%d: out of memory for the subtask queue of job %llu (job_queue_log2=%lld)\n",
-			__FILE__, __LINE__, (unsigned long long)j->id, (long long)pr->p.job_queue_log2);
+		fprintf(stderr, "%s:%d: out of memory for the state of job %llu\n", __FILE__, __LINE__,
+			(unsigned long long)j->id);
 		abort();
 	}
+	memset(pj, 0, sizeof *pj + limit * sizeof pj->markers[0]);
+	sb_fifo_init(&pj->q);
 	pj->limit = limit;
 	pj->level = (unsigned)(prio + max);
 	atomic_init(&pj->free, limit == 64 ? ~0ull : (1ull << limit) - 1);
@@ -279,32 +261,18 @@ static void priority_job_end(void *st, struct sb_job *j)
 
 static void push_handle(struct priority *pr, unsigned level, struct sb_task *h)
 {
-	struct priority_level *l = &pr->lv[level];
-	if (__builtin_expect(sb_mpsc_empty(&l->spill) && sb_mpmc_push(&l->ring, h), 1))
-		return;
-	count(&pr->nr_handle_overflow);
-	sb_mpsc_push(&l->spill, h);
+	sb_fifo_push(&pr->lv[level].q, h);
 }
 
-/* The first handle at `floor` or above, highest level (the cancel handles) first. A spill
- * whose turn another worker has is passed over; idle keeps this worker looking. */
+/* The first handle at `floor` or above, highest level (the cancel handles) first. */
 static struct sb_task *take_handle(struct priority *pr, unsigned floor)
 {
 	for (unsigned i = pr->nlevels + 1; i-- > floor;) {
-		struct priority_level *l = &pr->lv[i];
-		struct sb_task *h = sb_mpmc_pop(&l->ring);
-		if (h || (h = sb_mpsc_pop_shared(&l->spill)))
+		struct sb_task *h = sb_fifo_pop(&pr->lv[i].q);
+		if (h)
 			return h;
 	}
 	return NULL;
-}
-
-static bool spilled(struct priority *pr)
-{
-	for (unsigned i = 0; i <= pr->nlevels; i++)
-		if (!sb_mpsc_empty(&pr->lv[i].spill))
-			return true;
-	return false;
 }
 
 /* Worker `me` takes handle h from a queue. */
@@ -349,7 +317,7 @@ static struct sb_task *serve(struct priority_worker *me)
 {
 	struct sb_task *h = me->held;
 	struct priority_job *pj = job_of(h);
-	struct sb_task *t = sb_mpmc_pop(&pj->q);
+	struct sb_task *t = sb_fifo_pop(&pj->q);
 	if (t) {
 		me->fresh = false;
 		return t;
@@ -360,14 +328,14 @@ static struct sb_task *serve(struct priority_worker *me)
 		atomic_fetch_or_explicit(&pj->free, 1ull << (h - pj->markers), memory_order_release);
 		/* (D): pairs with (S) in priority_submit; see the file comment */
 		atomic_thread_fence(memory_order_seq_cst);
-		size_t len = sb_mpmc_len(&pj->q);
+		size_t len = sb_fifo_len(&pj->q);
 		if (len && (h = server_add(pj, len < pj->limit ? (unsigned)len : pj->limit))) {
 			/* a subtask came in meanwhile: serve it ourselves, keeping our reference. If
 			 * its producer has not published it yet, we hold the handle and stay awake. */
 			bump(&me->nr_retakes);
 			me->held = h;
 			me->fresh = false;
-			return sb_mpmc_pop(&pj->q);
+			return sb_fifo_pop(&pj->q);
 		}
 	}
 	if (me->fresh)
@@ -380,7 +348,7 @@ static struct sb_task *priority_pop(void *st, unsigned self)
 {
 	struct priority *pr = st;
 	struct priority_worker *me = &pr->w[self];
-	struct sb_task *t = sb_mpmc_pop(&pr->front);
+	struct sb_task *t = sb_fifo_pop(&pr->front);
 	if (t)
 		return t;
 	if (me->held && me->rotate) {
@@ -417,10 +385,9 @@ static struct sb_task *priority_pop(void *st, unsigned self)
 static struct sb_task *priority_idle(void *st, unsigned self, struct sb_idle *out)
 {
 	struct priority *pr = st;
-	/* A held handle here means its next subtask is being published, and a spilled handle
-	 * can be missed while another worker has the spill's turn: in both cases the work is
-	 * about to be visible, so poll (the core's loop) instead of suspending. */
-	if (pr->w[self].held || spilled(pr))
+	/* A held handle here means its next subtask is being published: the work is about to be
+	 * visible, so poll (the core's loop) instead of suspending. */
+	if (pr->w[self].held)
 		out->stay_awake = true;
 	return NULL;
 }
@@ -430,8 +397,10 @@ static int priority_submit(void *st, struct sb_thread *caller, struct sb_task *t
 	struct priority *pr = st;
 	if (t->flags & SB_TF_COND)
 		return SB_TO_WATCHER;
-	if ((t->flags & (SB_TF_TEARDOWN | SB_TF_AGAIN)) == SB_TF_TEARDOWN && sb_mpmc_push(&pr->front, t))
+	if ((t->flags & (SB_TF_TEARDOWN | SB_TF_AGAIN)) == SB_TF_TEARDOWN) {
+		sb_fifo_push(&pr->front, t);
 		return SB_TO_ANY;
+	}
 	struct priority_job *pj = t->job->pdata;
 	if (__builtin_expect(!pj, 0)) {
 		count(&pr->nr_unstarted);
@@ -449,25 +418,20 @@ static int priority_submit(void *st, struct sb_thread *caller, struct sb_task *t
 		job_ref(pj);
 	bool again = t->flags & SB_TF_AGAIN; /* read now: once pushed, t belongs to its taker */
 	int where = SB_TO_NOWAKE;
-	if (__builtin_expect(!sb_mpmc_push(&pj->q, t), 0)) {
-		count(&pr->nr_job_full);
-		where = SB_TO_CALLER;
-		goto out;
-	}
+	sb_fifo_push(&pj->q, t);
 	int self = sb_thread_worker(caller);
 	/* a worker re-submitting a task of the job it serves is this thread: its own state */
 	if (again && self >= 0 && pr->w[self].held && job_of(pr->w[self].held) == pj)
 		pr->w[self].rotate = true;
 	/* (S): pairs with (D) in serve; see the file comment */
 	atomic_thread_fence(memory_order_seq_cst);
-	size_t len = sb_mpmc_len(&pj->q);
+	size_t len = sb_fifo_len(&pj->q);
 	struct sb_task *h = server_add(pj, len < pj->limit ? (unsigned)len : pj->limit);
 	if (h) {
 		job_ref(pj);
 		push_handle(pr, pj->level, h);
 		where = SB_TO_ANY;
 	} /* else enough handles are out, and their workers will get to it */
-out:
 	if (pin)
 		job_unref(pj);
 	return where;
@@ -490,17 +454,15 @@ static void priority_destroy(void *st)
 	if (pr->lv) {
 		for (unsigned i = 0; i <= pr->nlevels; i++) {
 			struct priority_level *l = &pr->lv[i];
-			while ((h = sb_mpsc_pop(&l->spill)))
+			if (!atomic_load_explicit(&l->q.head, memory_order_relaxed))
+				continue; /* create failed before this level */
+			while ((h = sb_fifo_pop(&l->q)))
 				job_unref(job_of(h));
-			if (!l->ring.cells)
-				continue;
-			while ((h = sb_mpmc_pop(&l->ring)))
-				job_unref(job_of(h));
-			sb_mpmc_fini(&l->ring);
+			sb_fifo_fini(&l->q);
 		}
 	}
-	if (pr->front.cells)
-		sb_mpmc_fini(&pr->front);
+	if (atomic_load_explicit(&pr->front.head, memory_order_relaxed))
+		sb_fifo_fini(&pr->front);
 	free(pr->lv);
 	free(pr->w);
 	free(pr);
@@ -523,20 +485,17 @@ static int priority_create(struct sb_rt *rt, const void *params, void **state, c
 	if (!pr->lv || !pr->w)
 		goto oom;
 	memset(pr->lv, 0, lsz);
-	for (unsigned i = 0; i <= pr->nlevels; i++)
-		sb_mpsc_init(&pr->lv[i].spill);
 	memset(pr->w, 0, wsz);
-	if (sb_mpmc_init(&pr->front, (unsigned)p->queue_log2))
+	if (sb_fifo_init(&pr->front))
 		goto oom;
 	for (unsigned i = 0; i <= pr->nlevels; i++)
-		if (sb_mpmc_init(&pr->lv[i].ring, (unsigned)p->queue_log2))
+		if (sb_fifo_init(&pr->lv[i].q))
 			goto oom;
 	*state = pr;
 	return 0;
 oom:
 	priority_destroy(pr);
-	snprintf(err, errlen, "out of memory creating %lld priority levels (queue_log2=%lld)",
-		 2 * (long long)p->max_priority + 1, (long long)p->queue_log2);
+	snprintf(err, errlen, "out of memory creating %lld priority levels", 2 * (long long)p->max_priority + 1);
 	return -ENOMEM;
 }
 
@@ -548,9 +507,9 @@ static size_t priority_queued(void *st, int w)
 	/* first teardowns and ordinary handles: each stands for work some worker must take.
 	 * Cancel handles are left out: job_cancel cannot ask for a wake-up, and the job's own
 	 * handles already answer for its subtasks. */
-	size_t n = sb_mpmc_len(&pr->front);
+	size_t n = sb_fifo_len(&pr->front);
 	for (unsigned i = 0; i < pr->nlevels; i++)
-		n += sb_mpmc_len(&pr->lv[i].ring) + sb_mpsc_len(&pr->lv[i].spill);
+		n += sb_fifo_len(&pr->lv[i].q);
 	return n;
 }
 
@@ -572,8 +531,6 @@ static void priority_stats(void *st, sb_stat_emit_fn emit, void *ctx)
 	emit(ctx, "drops_undone", (double)retakes);
 	emit(ctx, "rotations", (double)rotations);
 	emit(ctx, "cancel_handles", (double)atomic_load_explicit(&pr->nr_cancel, memory_order_relaxed));
-	emit(ctx, "job_queue_full", (double)atomic_load_explicit(&pr->nr_job_full, memory_order_relaxed));
-	emit(ctx, "handle_overflows", (double)atomic_load_explicit(&pr->nr_handle_overflow, memory_order_relaxed));
 	emit(ctx, "clamped_priorities", (double)atomic_load_explicit(&pr->nr_clamped, memory_order_relaxed));
 	emit(ctx, "unstarted", (double)atomic_load_explicit(&pr->nr_unstarted, memory_order_relaxed));
 }

@@ -11,12 +11,16 @@
  * one sweep over the other workers' main queues (never sticky), from the worker after the last
  * successful victim; the stolen task runs at once.
  *
- * Queues. local_order=fifo (default) is jogasaki's tbb::concurrent_queue: one FIFO per worker
- * that everyone pushes to and anyone may pop from, here a lock-free bounded ring (sb_mpmc).
- * local_order=lifo adds a Chase-Lev deque for the worker's own spawns (newest first, thieves
- * take the oldest), the usual work-first order of fork-join runtimes; the ring then holds what
- * other threads submit and what comes back (yielded or resumed tasks), and is looked at first
- * one pop in 32 so it cannot starve. The sticky queue is an unbounded MPSC queue only its owner
+ * Queues. local_order=fifo (default) is jogasaki's tbb::concurrent_queue: one unbounded FIFO
+ * per worker that everyone pushes to and anyone may pop from, every task stealable at once
+ * (sb_fifo). local_order=lifo adds an owner-private growable deque for the worker's own spawns
+ * (sb_deque: newest first, thieves take the oldest), the usual work-first order of fork-join
+ * runtimes; the owner's push and pop there are plain loads and stores. Its tasks are private
+ * until the owner publishes them: at once while some worker is idle (sb_nidle), otherwise when a
+ * thief asks (it found the shared part empty), at the owner's next push or pop. A long task
+ * therefore keeps the private siblings spawned before it from thieves that came later, until it
+ * ends. The FIFO then holds what other threads submit and what comes back (yielded or resumed
+ * tasks), and is looked at first one pop in 32 so it cannot starve. The sticky queue is an unbounded MPSC queue only its owner
  * pops. Unlike the tbb queue these know their approximate length, so placement can prefer the
  * least-loaded worker (least_loaded=true), which memo 000 names as impossible in jogasaki.
  *
@@ -33,9 +37,9 @@
  *
  * Invariants: a sticky task is only ever in the sticky queue of its transaction's bound
  * worker; nothing is stolen from sticky queues or PTLs; every task is in exactly one queue.
- * Limits: a full ring refuses the push and the submitting thread runs the task itself
- * (SB_TO_CALLER), counted as an overflow; the sweep in jogasaki skips the last victim itself,
- * this one visits it last.
+ * Limits: the sweep in jogasaki skips the last victim itself, this one visits it last. No queue
+ * is ever full (core/queue.h), so no task runs on its spawner for want of room; a deque that
+ * cannot grow (out of memory) ends the run with a message.
  */
 #include "stealing.h"
 
@@ -61,7 +65,7 @@ const struct sb_param ws_param_table[] = {
 		      "conditional tasks through the watcher thread or per-worker pending task lists"),
 	SB_PARAM_INT(P, ptl_requeue, 64, 0, 1000000, "failed checks before a PTL task goes back to the LTQ; 0 never"),
 	SB_PARAM_BOOL(P, least_loaded, 0, "request threads submit to the worker with the fewest queued tasks"),
-	SB_PARAM_INT(P, queue_log2, 16, 4, 24, "log2 of each main queue's capacity"),
+	SB_PARAM_INT(P, queue_log2, 10, 4, 24, "log2 of the lifo deque's initial capacity (it doubles as needed)"),
 	SB_PARAM_END,
 };
 #undef P
@@ -69,15 +73,13 @@ const struct sb_param ws_param_table[] = {
 /* Per worker. The queues are shared (see core/queue.h for who may do what); the block after
  * them is written by the owner only and read by others through relaxed atomics. */
 struct ws_worker {
-	struct sb_mpmc ring;
+	struct sb_fifo ring;
 	struct sb_deque dq;
 	struct sb_mpsc sticky;
 	_Alignas(SB_CACHELINE) unsigned last_victim;
 	int64_t ratio_acc;
 	unsigned fair;
 	struct sb_list ptl;
-	struct sb_list stash;        /* stolen extras that did not fit the own queue */
-	_Atomic size_t stash_len;
 	unsigned *victims;           /* distance order, nearest first */
 	_Atomic uint64_t nr_ptl_requeue;
 	_Atomic uint64_t nr_steal_extra;
@@ -89,7 +91,6 @@ struct ws {
 	unsigned n;
 	bool own_queue_first;   /* a worker's own spawns go to its own queue (preferred = self) */
 	struct ws_worker *w;
-	_Atomic uint64_t nr_overflow;
 };
 
 static void bump(_Atomic uint64_t *c)
@@ -134,7 +135,7 @@ int ws_create(struct sb_rt *rt, const struct ws_params *p, struct ws **out, char
 		goto oom;
 	for (unsigned i = 0; i < ws->n; i++) {
 		struct ws_worker *w = &ws->w[i];
-		if (sb_mpmc_init(&w->ring, (unsigned)p->queue_log2) || sb_deque_init(&w->dq, (unsigned)p->queue_log2))
+		if (sb_fifo_init(&w->ring) || sb_deque_init(&w->dq, (unsigned)p->queue_log2))
 			goto oom;
 		sb_mpsc_init(&w->sticky);
 		w->last_victim = i;
@@ -160,7 +161,7 @@ void ws_destroy(struct ws *ws)
 		return;
 	if (ws->w) {
 		for (unsigned i = 0; i < ws->n; i++) {
-			sb_mpmc_fini(&ws->w[i].ring);
+			sb_fifo_fini(&ws->w[i].ring);
 			sb_deque_fini(&ws->w[i].dq);
 			free(ws->w[i].victims);
 		}
@@ -196,16 +197,28 @@ static unsigned pick(struct ws *ws, struct sb_thread *caller, const struct sb_ta
 	return w;
 }
 
+static __attribute__((noinline, cold)) void no_room(struct ws *ws, unsigned w)
+{
+	fprintf(stderr, "stealing: out of memory growing the deque of worker %u\n", w);
+	abort();
+}
+
+/* The owner's own spawn into its deque. Publication is the core's business to announce: the
+ * caller returns w == self, and the core tells idle workers that work became available. */
+static inline __attribute__((always_inline)) void own_push(struct ws *ws, struct ws_worker *q, unsigned w, struct sb_task *t)
+{
+	if (__builtin_expect(sb_deque_push(&q->dq, t, sb_nidle(ws->rt) != 0) < 0, 0))
+		no_room(ws, w);
+}
+
 static inline int push_impl(struct ws *ws, unsigned w, struct sb_thread *caller, struct sb_task *t)
 {
 	struct ws_worker *q = &ws->w[w];
-	if (ws->p.local_order == WS_LIFO && sb_thread_worker(caller) == (int)w && !(t->flags & SB_TF_AGAIN) &&
-	    sb_deque_push(&q->dq, t))
-		return (int)w;
-	if (sb_mpmc_push(&q->ring, t))
-		return (int)w;
-	atomic_fetch_add_explicit(&ws->nr_overflow, 1, memory_order_relaxed);
-	return SB_TO_CALLER;
+	if (ws->p.local_order == WS_LIFO && sb_thread_worker(caller) == (int)w && !(t->flags & SB_TF_AGAIN))
+		own_push(ws, q, w, t);
+	else
+		sb_fifo_push(&q->ring, t);
+	return (int)w;
 }
 
 int ws_push(struct ws *ws, unsigned w, struct sb_thread *caller, struct sb_task *t)
@@ -224,17 +237,20 @@ static inline int place_on(struct ws *ws, unsigned w, struct sb_thread *caller, 
 	return push_impl(ws, w, caller, t);
 }
 
-static inline int submit_impl(struct ws *ws, struct sb_thread *caller, struct sb_task *t)
+static inline __attribute__((always_inline)) int submit_impl(struct ws *ws, struct sb_thread *caller, struct sb_task *t)
 {
 	int self = sb_thread_worker(caller);
 	/* the common case first: a plain task spawned on a worker stays on that worker. This
 	 * repeats push_impl's choice on purpose: going through it costs ~10 instructions per task
-	 * (measured with callgrind on micro chains); a full queue falls through to push_impl. */
+	 * (measured with callgrind on micro chains). */
 	if (self >= 0 && ws->own_queue_first &&
 	    !(t->flags & (SB_TF_STICKY | SB_TF_COND | SB_TF_URGENT | SB_TF_AGAIN))) {
 		struct ws_worker *q = &ws->w[self];
-		if (ws->p.local_order == WS_LIFO ? sb_deque_push(&q->dq, t) : sb_mpmc_push(&q->ring, t))
-			return self;
+		if (ws->p.local_order == WS_LIFO)
+			own_push(ws, q, (unsigned)self, t);
+		else
+			sb_fifo_push(&q->ring, t);
+		return self;
 	}
 	if ((t->flags & SB_TF_COND) && ws->p.conditional == WS_COND_WATCHER)
 		return SB_TO_WATCHER;
@@ -260,16 +276,23 @@ int ws_submit_to(struct ws *ws, unsigned w, struct sb_thread *caller, struct sb_
 
 /* ---- taking work ---- */
 
+static __attribute__((noinline, cold)) void published(struct ws *ws)
+{
+	sb_work_available(ws->rt);
+}
+
 static inline __attribute__((always_inline)) struct sb_task *main_pop(struct ws *ws, struct ws_worker *me)
 {
 	if (ws->p.local_order == WS_FIFO)
-		return sb_mpmc_pop(&me->ring);
+		return sb_fifo_pop(&me->ring);
 	struct sb_task *t;
-	if ((++me->fair & 31) == 0 && (t = sb_mpmc_pop(&me->ring)))
+	if ((++me->fair & 31) == 0 && (t = sb_fifo_pop(&me->ring)))
 		return t;
-	if ((t = sb_deque_pop(&me->dq)))
-		return t;
-	return sb_mpmc_pop(&me->ring);
+	bool pub = false;
+	t = sb_deque_pop(&me->dq, &pub);
+	if (__builtin_expect(pub, 0))
+		published(ws); /* a thief asked, and the pop gave it the older half of our tasks */
+	return t ? t : sb_fifo_pop(&me->ring);
 }
 
 static bool dropped(const struct sb_task *t)
@@ -296,21 +319,13 @@ static __attribute__((noinline, cold)) struct sb_task *ptl_scan(struct ws *ws, s
 				bump(&me->nr_ptl_requeue);
 				continue;
 			}
-			if (sb_mpmc_push(&me->ring, t)) {
-				bump(&me->nr_ptl_requeue);
-				continue;
-			}
+			sb_fifo_push(&me->ring, t);
+			bump(&me->nr_ptl_requeue);
+			continue;
 		}
 		sb_list_push(&me->ptl, t);
 	}
 	return NULL;
-}
-
-static __attribute__((noinline, cold)) struct sb_task *stash_pop(struct ws_worker *me)
-{
-	struct sb_task *t = sb_list_pop(&me->stash);
-	atomic_store_explicit(&me->stash_len, me->stash.len, memory_order_relaxed);
-	return t;
 }
 
 static inline struct sb_task *sticky_pop(struct ws_worker *me)
@@ -362,12 +377,8 @@ static inline __attribute__((always_inline)) struct sb_task *pop_impl(struct ws 
 {
 	struct ws_worker *me = &ws->w[self];
 	struct sb_task *t;
-	if (__builtin_expect(me->ptl.len | me->stash.len, 0)) {
-		if (me->ptl.len && (t = ptl_scan(ws, me)))
-			return t;
-		if (me->stash.len)
-			return stash_pop(me);
-	}
+	if (__builtin_expect(me->ptl.len != 0, 0) && (t = ptl_scan(ws, me)))
+		return t;
 	t = queues_pop(ws, me);
 	if (t && __builtin_expect(ptl_candidate(ws, t), 0))
 		return ptl_take(ws, me, t);
@@ -387,7 +398,7 @@ struct sb_task *ws_steal_from(struct ws *ws, unsigned self, unsigned victim)
 		struct sb_task *t = NULL;
 		if (ws->p.local_order == WS_LIFO)
 			t = sb_deque_take(&v->dq);
-		return t ? t : sb_mpmc_pop(&v->ring);
+		return t ? t : sb_fifo_pop(&v->ring);
 	}
 	/* Go's runqsteal: half of what the victim has, at least one, at most 64 at a time */
 	size_t len = ws_main_len(ws, victim);
@@ -402,18 +413,17 @@ struct sb_task *ws_steal_from(struct ws *ws, unsigned self, unsigned victim)
 		while (k < want && (got[k] = sb_deque_take(&v->dq)))
 			k++;
 	if (k < want)
-		k += sb_mpmc_pop_batch(&v->ring, got + k, want - k);
+		k += sb_fifo_pop_batch(&v->ring, got + k, want - k);
 	if (!k)
 		return NULL;
+	/* the extras go to our own FIFO, where they are stealable at once (the deque would keep
+	 * them private); a woken thief may take them from there */
 	for (unsigned i = 1; i < k; i++) {
 		bump(&me->nr_steal_extra);
-		if (ws->p.local_order == WS_LIFO && sb_deque_push(&me->dq, got[i]))
-			continue;
-		if (sb_mpmc_push(&me->ring, got[i]))
-			continue;
-		sb_list_push(&me->stash, got[i]);
-		atomic_store_explicit(&me->stash_len, me->stash.len, memory_order_relaxed);
+		sb_fifo_push(&me->ring, got[i]);
 	}
+	if (k > 1)
+		sb_work_available(ws->rt); /* the surplus in our queues is stealable again */
 	return got[0];
 }
 
@@ -467,7 +477,7 @@ struct sb_task *ws_idle(struct ws *ws, unsigned self, struct sb_idle *out)
 
 size_t ws_main_len(struct ws *ws, unsigned w)
 {
-	return sb_mpmc_len(&ws->w[w].ring) + sb_deque_len(&ws->w[w].dq);
+	return sb_fifo_len(&ws->w[w].ring) + sb_deque_len(&ws->w[w].dq);
 }
 
 size_t ws_queued(struct ws *ws, int w)
@@ -475,8 +485,7 @@ size_t ws_queued(struct ws *ws, int w)
 	if (w < 0)
 		return 0;
 	struct ws_worker *q = &ws->w[w];
-	return ws_main_len(ws, (unsigned)w) + sb_mpsc_len(&q->sticky) +
-	       atomic_load_explicit(&q->stash_len, memory_order_relaxed);
+	return ws_main_len(ws, (unsigned)w) + sb_mpsc_len(&q->sticky);
 }
 
 void ws_stats(struct ws *ws, sb_stat_emit_fn emit, void *ctx)
@@ -486,7 +495,6 @@ void ws_stats(struct ws *ws, sb_stat_emit_fn emit, void *ctx)
 		requeue += atomic_load_explicit(&ws->w[i].nr_ptl_requeue, memory_order_relaxed);
 		extra += atomic_load_explicit(&ws->w[i].nr_steal_extra, memory_order_relaxed);
 	}
-	emit(ctx, "queue_overflows", (double)atomic_load_explicit(&ws->nr_overflow, memory_order_relaxed));
 	emit(ctx, "ptl_requeues", (double)requeue);
 	emit(ctx, "steal_half_extra", (double)extra);
 }

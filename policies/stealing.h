@@ -24,7 +24,7 @@ struct ws_params {
 	int conditional;   /* enum ws_cond */
 	int64_t ptl_requeue;
 	bool least_loaded;
-	int64_t queue_log2;
+	int64_t queue_log2;  /* the lifo deque's initial capacity */
 };
 
 extern const struct sb_param ws_param_table[];
@@ -43,8 +43,8 @@ unsigned ws_pick(struct ws *ws, struct sb_thread *caller, const struct sb_task *
  * conditional tasks still go to the watcher (conditional=watcher), a sticky task binds its
  * transaction with w as the candidate, anything else goes to w's main queue. */
 int ws_submit_to(struct ws *ws, unsigned w, struct sb_thread *caller, struct sb_task *t);
-/* Put a non-sticky task on worker w's main queue (LTQ). Returns w, or SB_TO_CALLER when the
- * queue is full (the caller runs it: bounded queues push back instead of growing). */
+/* Put a non-sticky task on worker w's main queue (LTQ): the owner's own new task into its
+ * deque (local_order=lifo), anything else into its FIFO. Returns w; the queues never refuse. */
 int ws_push(struct ws *ws, unsigned w, struct sb_thread *caller, struct sb_task *t);
 /* Worker self: pending list, then main and sticky in the configured check order. */
 struct sb_task *ws_pop(struct ws *ws, unsigned self);

@@ -16,7 +16,7 @@
  * Invariants: a slot has at most one ticket holder and only the holder takes its tasks, one per
  * pop, so two tasks of a slot never run at once (a worker asks for its next task only after the
  * previous one returned; a yielded or resumed slot task comes back through submit). A slot with
- * tasks always has its ticket issued, and an issued ticket is on the GIOQ (or its overflow) or in
+ * tasks always has its ticket issued, and an issued ticket is on the GIOQ or in
  * the hand of a worker that returns a task or the ticket on each pop (the one-word protocol in
  * stealing.h), so no slot task waits with nobody to run it. Tickets never enter an LTQ, so they
  * are never stolen: any idle worker takes them from the GIOQ instead.
@@ -25,8 +25,8 @@
  * until it is empty, so while a slot is fed faster than it drains, its holder's LTQ waits for
  * thieves (with one worker it waits, full stop). A conditional sticky task waits outside the slot
  * (the family's watcher or PTL) and runs there, serialised with the slot's tasks only by the
- * core's transaction lock, as under stealing. A ticket that finds the GIOQ full goes to an
- * unbounded overflow queue, checked right after it.
+ * core's transaction lock, as under stealing. The GIOQ is unbounded (sb_fifo): a ticket is
+ * never refused.
  */
 #include <stdlib.h>
 
@@ -34,13 +34,11 @@
 
 struct txslot_params {
 	struct ws_params ws;
-	int64_t gioq_log2;
 };
 
 #define P struct txslot_params
 static const struct sb_param txslot_param_table[] = {
 	SB_PARAM_INCLUDE(P, ws, ws_param_table),
-	SB_PARAM_INT(P, gioq_log2, 12, 4, 24, "log2 of the global I/O queue's capacity in tickets"),
 	SB_PARAM_END,
 };
 #undef P
@@ -50,17 +48,13 @@ struct txslot_worker {
 	_Alignas(SB_CACHELINE) struct ws_lane *held;
 };
 
-/*
- * Shared state: the GIOQ (sb_mpmc: any thread pushes, any worker pops), its overflow (sb_mpsc:
- * any thread pushes, workers pop through its consumer lock), relaxed counters.
- */
+/* Shared state: the GIOQ (sb_fifo: any thread pushes, any worker pops), relaxed counters. */
 struct txslot {
 	struct ws *ws;
 	struct txslot_worker *w;
-	struct sb_mpmc gioq;
-	struct sb_mpsc overflow;
+	struct sb_fifo gioq;
 	_Alignas(SB_CACHELINE) _Atomic int64_t nr_items; /* slot tasks not yet returned */
-	_Atomic uint64_t nr_issued, nr_returned, nr_overflow;
+	_Atomic uint64_t nr_issued, nr_returned;
 };
 
 static void count(_Atomic uint64_t *c)
@@ -73,7 +67,8 @@ static void txslot_destroy(void *st)
 {
 	struct txslot *S = st;
 	ws_destroy(S->ws);
-	sb_mpmc_fini(&S->gioq);
+	if (atomic_load_explicit(&S->gioq.head, memory_order_relaxed))
+		sb_fifo_fini(&S->gioq);
 	free(S->w);
 	free(S);
 }
@@ -83,13 +78,12 @@ static int txslot_create(struct sb_rt *rt, const void *params, void **state, cha
 	const struct txslot_params *p = params;
 	struct txslot *S = ws_alloc_lines(sizeof *S);
 	if (!S || !(S->w = ws_alloc_lines(sb_nworkers(rt) * sizeof *S->w)) ||
-	    sb_mpmc_init(&S->gioq, (unsigned)p->gioq_log2)) {
+	    sb_fifo_init(&S->gioq)) {
 		if (S)
 			txslot_destroy(S);
 		snprintf(err, errlen, "out of memory");
 		return -1;
 	}
-	sb_mpsc_init(&S->overflow);
 	if (ws_create(rt, &p->ws, &S->ws, err, errlen)) {
 		txslot_destroy(S);
 		return -1;
@@ -116,12 +110,9 @@ static int txslot_submit(void *st, struct sb_thread *caller, struct sb_task *t)
 		return SB_TO_NOWAKE; /* the holder cannot return the ticket before taking t */
 	count(&S->nr_issued);
 	/* (A-2-1): the ticket goes on the GIOQ; from here on it belongs to whoever takes it */
-	if (!sb_mpmc_push(&S->gioq, &slot->marker)) {
-		count(&S->nr_overflow);
-		sb_mpsc_push(&S->overflow, &slot->marker);
-	}
-	/* the core wakes one deactivated worker; with none, every worker is awake and looks at
-	 * the GIOQ before its LTQ, also in the re-check before it would sleep */
+	sb_fifo_push(&S->gioq, &slot->marker);
+	/* the core wakes one deactivated worker unless one is searching; every awake worker
+	 * looks at the GIOQ before its LTQ, also in the re-check before it would sleep */
 	return SB_TO_ANY;
 }
 
@@ -144,15 +135,10 @@ static struct sb_task *serve(struct txslot *S, struct txslot_worker *me)
 	}
 }
 
-/* (B): a ticket from the GIOQ, or from its overflow. A worker that loses the overflow's consumer
- * lock sees nothing this time; the winner took a ticket, so it is awake and comes back here
- * once it has returned that ticket. */
+/* (B): a ticket from the GIOQ (the length test first: two loads, cheaper than a pop's claim) */
 static struct sb_task *ticket_pop(struct txslot *S)
 {
-	struct sb_task *m = sb_mpmc_len(&S->gioq) ? sb_mpmc_pop(&S->gioq) : NULL;
-	if (!m && !sb_mpsc_empty(&S->overflow))
-		m = sb_mpsc_pop_shared(&S->overflow);
-	return m;
+	return sb_fifo_len(&S->gioq) ? sb_fifo_pop(&S->gioq) : NULL;
 }
 
 static struct sb_task *txslot_pop(void *st, unsigned self)
@@ -185,7 +171,7 @@ static size_t txslot_queued(void *st, int w)
 	if (w >= 0)
 		return ws_queued(S->ws, w);
 	int64_t items = atomic_load_explicit(&S->nr_items, memory_order_relaxed);
-	return (items > 0 ? (size_t)items : 0) + sb_mpmc_len(&S->gioq) + sb_mpsc_len(&S->overflow);
+	return (items > 0 ? (size_t)items : 0) + sb_fifo_len(&S->gioq);
 }
 
 static void txslot_stats(void *st, sb_stat_emit_fn emit, void *ctx)
@@ -194,7 +180,6 @@ static void txslot_stats(void *st, sb_stat_emit_fn emit, void *ctx)
 	ws_stats(S->ws, emit, ctx);
 	emit(ctx, "tickets_issued", (double)atomic_load_explicit(&S->nr_issued, memory_order_relaxed));
 	emit(ctx, "tickets_returned", (double)atomic_load_explicit(&S->nr_returned, memory_order_relaxed));
-	emit(ctx, "gioq_overflows", (double)atomic_load_explicit(&S->nr_overflow, memory_order_relaxed));
 }
 
 const struct sb_policy_ops txslot_ops = {

@@ -3,7 +3,7 @@
 # everything is there. Uses sudo when not root.
 set -euo pipefail
 pkgs=(gcc g++ make pkg-config liburcu-dev libhwloc-dev libcriterion-dev gnuplot-nox python3-matplotlib
-      python3-numpy clang spin valgrind libtbb-dev)
+      python3-numpy clang spin valgrind libtbb-dev slurm-wlm)
 missing=()
 for p in "${pkgs[@]}"; do
 	if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then

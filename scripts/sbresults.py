@@ -4,7 +4,7 @@ Owns reading a run directory written by `schedbed run` (summary.json, meta.json,
 the look of every figure (units, log axes, saving PNG and PDF side by side), and running
 `schedbed run` from a script with one progress line per run. It knows no policy and no
 workload by name: everything it shows comes from the files. Does not own any figure's content;
-plot_run.py, compare.py and sweep.py do.
+plot_run.py, compare.py, sweep.py and experiments.py do.
 
 Run with /usr/bin/python3 (Debian's matplotlib and numpy) and MPLBACKEND=Agg.
 """
@@ -15,14 +15,18 @@ import subprocess
 import sys
 import time
 
+from sbcli import PROG, die, fmt_ns, fmt_rate, split_list  # noqa: F401 (the scripts import them from here too)
+
 os.environ.setdefault("MPLBACKEND", "Agg")
-import matplotlib  # noqa: E402
-
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-
-PROG = os.path.basename(sys.argv[0])
+try:
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import numpy as np
+except ImportError as e:  # a python3 earlier on PATH may not see Debian's packages
+    print(f"{PROG}: Python module {e.name} is missing: run with /usr/bin/python3 (Debian's python3-matplotlib, "
+          f"python3-numpy; make deps installs them)", file=sys.stderr)
+    sys.exit(2)
 
 plt.rcParams.update({
     "figure.dpi": 110,
@@ -33,12 +37,6 @@ plt.rcParams.update({
     "axes.spines.right": False,
     "legend.fontsize": "small",
 })
-
-
-def die(msg, status=2):
-    """One line naming the problem, then exit (2: bad input, as schedbed itself)."""
-    print(f"{PROG}: {msg}", file=sys.stderr)
-    sys.exit(status)
 
 
 def load_json(path):
@@ -80,28 +78,6 @@ def job_latencies(run_dir):
         for row in r:
             out.setdefault(row[ci], []).append(int(row[li]))
     return {k: np.asarray(v, dtype=np.float64) for k, v in out.items()}
-
-
-def fmt_ns(v):
-    """A latency for a label: 850 ns, 12.3 µs, 4.56 ms, 1.20 s."""
-    if v is None or not np.isfinite(v):
-        return "-"
-    if v < 1e3:
-        return f"{v:.0f} ns"
-    if v < 1e6:
-        return f"{v / 1e3:.1f} µs"
-    if v < 1e9:
-        return f"{v / 1e6:.2f} ms"
-    return f"{v / 1e9:.2f} s"
-
-
-def fmt_rate(v):
-    if v is None or not np.isfinite(v):
-        return "-"
-    for scale, unit in ((1e9, "G"), (1e6, "M"), (1e3, "k")):
-        if abs(v) >= scale:
-            return f"{v / scale:.3g}{unit}"
-    return f"{v:.3g}"
 
 
 def cdf(ax, lat_ns, label, **kw):
@@ -169,13 +145,6 @@ def parse_with_passthrough(ap):
     argv = sys.argv[1:]
     cut = argv.index("--") if "--" in argv else len(argv)
     return ap.parse_args(argv[:cut]), argv[cut + 1:]
-
-
-def split_list(text, what):
-    items = [x.strip() for x in text.split(",") if x.strip()]
-    if not items:
-        die(f"{what}: give a comma-separated list")
-    return items
 
 
 class Runner:

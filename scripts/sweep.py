@@ -1,85 +1,677 @@
 #!/usr/bin/python3
-"""sweep.py - p99 latency against offered load, one curve per policy.
+"""sweep.py - sweeps as manifests: expand, run (here or as a Slurm job array), collect.
 
-    sweep.py --workload W --param NAME --rates r1,r2,... [--policies a,b] [--reps N] --out DIR [-- RUN ARGS]
-    sweep.py --plot DIR
+    sweep.py expand DESC.json [...] --out DIR [--reps N] [--duration S] [--warmup S] [--seed N]
+    sweep.py run DIR [--schedbed BIN] [--jobs N] [--retry-failed]
+    sweep.py slurm DIR [--schedbed BIN] [--partition P] [--time T] [--cpus-per-task N] [--exclusive]
+                       [--max-parallel K] [--wait] [--retry-failed] [--python PY] [--sbatch-arg ARG ...]
+    sweep.py status DIR
+    sweep.py collect DIR [--csv FILE]
+    sweep.py load --workload W --param NAME --rates r1,r2,.. [--policies a,b] [--reps N] --out DIR [-- RUN ARGS]
+    sweep.py plot-load DIR [--class C]
 
-For each open-loop arrival rate, runs `schedbed run` with `--set NAME=rate` under every policy,
-alternating the order from one rate to the next (A B C, then C B A) so that the machine's drift
-does not favour one policy, one progress line per run. NAME is the workload's own open-loop
-rate parameter, given on the command line: the script knows no workload's parameters. Runs go
-to DIR/<policy>/rate-<r>-r<k>/; DIR/sweep.csv holds one row per run and DIR/sweep_p99.png/.pdf
-the figure: p99 latency (median over reps, min..max bars) and achieved job throughput against
-the offered rate (in the parameter's own unit). A run that fails (a stall at overload, say) is reported and left out.
+A sweep description (sweeps/*.json, one per experiment of PAPER.md) is a grid of runs: either a
+list of configurations (a label, a policy, a workload, --set values, extra arguments) repeated
+REPS times, alternating A B C A B C so that the machine's drift hits all of them alike, or an
+open-loop load sweep (policies x rates of one workload parameter). `expand` turns descriptions
+into DIR/manifest.jsonl: one JSON line per run with a stable id, the full argument list of the
+program it runs, its output directory relative to DIR and its tags (experiment, configuration,
+repetition, ...). Nothing in it depends on the machine: the program's path is given when the
+manifest is run.
+
+`run` runs the lines here: one at a time when they are timing runs (the default for native
+runs: two runs side by side on a small machine measure each other), up to --jobs (default: all
+cores) when the description says "timing": false. `slurm` writes DIR/slurm/batch.sh and submits
+the same lines as one job array, `sbatch --array=<lines>%K`, where the array task id is the
+manifest line; each task runs `sweep.py task`, the very code the local runner uses. Both runners
+record each line's state in DIR/status/<id>.json (running, done or failed, with the exit status,
+the last message and the host) and its output in DIR/logs/<id>.log, so both are resumable: a line
+is finished only when its status says done *and* its result directory is complete (schedbed
+renames a finished result directory into place, so a complete one has summary.json and meta.json
+that parse, no recorded failure and reconciled counts); failed lines are rerun only with
+--retry-failed. `collect` merges the result directories into one CSV (DIR/runs.csv: one row per
+run, its tags and every number of its summary.json) and refuses, naming them, when any line is
+missing, failed, killed or half-written. Plots read that CSV.
+
+Run with /usr/bin/python3 (Debian's matplotlib and numpy).
 """
 import argparse
 import csv
-import glob
+import hashlib
+import json
 import os
+import re
+import shlex
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
 
-import numpy as np
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from sbcli import PROG, die, fmt_ns, fmt_rate, split_list  # noqa: E402
 
-from sbresults import (Runner, die, load_json, parse_with_passthrough, plt, policy_names, save, split_list)
+HERE = os.path.dirname(os.path.abspath(__file__))
+DEFAULT_SCHEDBED = "build/release/schedbed"
+# the numbers a run directory must hold; whatever else a run wrote may be dropped ("slim")
+RESULT_FILES = ("summary.json", "meta.json")
+MANIFEST = "manifest.jsonl"
+PEER_NAME = re.compile(r"[A-Za-z0-9_.-]+")  # a program beside schedbed (peers_omp), never a path
+DESC_KEYS = {"name", "question", "configs", "load", "reps", "timing", "slim", "bounded", "common", "args", "duration",
+             "warmup", "metrics"}
 
 
-def do_runs(a, extra):
-    policies = split_list(a.policies, "--policies") if a.policies else policy_names(a.schedbed)
+def fmt_time(s):
+    s = int(round(s))
+    return f"{s // 3600}h{s % 3600 // 60:02d}m" if s >= 3600 else f"{s // 60}m{s % 60:02d}s"
+
+
+# ---- descriptions -> manifest -----------------------------------------------------------------
+
+def load_description(path):
     try:
-        rates = [float(r) for r in split_list(a.rates, "--rates")]
-    except ValueError:
-        die(f"--rates: '{a.rates}' is not a comma-separated list of numbers")
-    if any(r < 0 for r in rates):
-        die("--rates: rates cannot be negative")
-    if os.path.exists(a.out) and os.listdir(a.out):
-        die(f"{a.out} exists and is not empty; give a new directory")
-    base = ["--workload", a.workload, "--seed", str(a.seed)] + (["--threads", str(a.threads)] if a.threads else [])
-    runner = Runner(a.schedbed, len(rates) * len(policies) * a.reps)
-    for i, rate in enumerate(rates):
-        order = policies if i % 2 == 0 else policies[::-1]
-        text = f"{rate:g}"
-        for k in range(1, a.reps + 1):
+        with open(path) as f:
+            d = json.load(f)
+    except OSError as e:
+        die(f"cannot read {path}: {e.strerror}")
+    except json.JSONDecodeError as e:
+        die(f"{path} is not valid JSON: {e}")
+    if not isinstance(d, dict) or ("configs" in d) == ("load" in d):
+        die(f"{path}: a description has either \"configs\" (a list of configurations) or \"load\" (a load sweep)")
+    unknown = sorted(set(d) - DESC_KEYS)
+    if unknown:
+        die(f"{path}: unknown key {unknown[0]}; valid: {', '.join(sorted(DESC_KEYS))}")
+    for i, c in enumerate(d.get("configs", [])):
+        need = ("label", "peer", "peer_args") if "peer" in c else ("label", "policy", "workload")
+        miss = [k for k in need if k not in c]
+        if miss:
+            die(f"{path}: configuration {i} lacks {', '.join(miss)} (a run needs label, policy, workload; "
+                f"a peer needs label, peer, peer_args)")
+    if "load" in d:
+        miss = [k for k in ("workload", "param", "rates", "policies") if k not in d["load"]]
+        if miss:
+            die(f"{path}: \"load\" lacks {', '.join(miss)}")
+    d.setdefault("name", os.path.splitext(os.path.basename(path))[0])
+    return d
+
+
+def run_length(d, o, duration):
+    """--duration and --warmup: the command line's, else the description's, else the default;
+    none for a bounded description (its runs end after --jobs N, or it gives its own)."""
+    if d.get("bounded"):
+        return []
+    return ["--duration", fmt_num(o["duration"] or d.get("duration", duration)),
+            "--warmup", fmt_num(o["warmup"] if o["warmup"] is not None else d.get("warmup", 1))]
+
+
+def expand_configs(d, o):
+    """The experiment grid: REPS rounds over the configurations, A B C A B C. Arguments in the
+    order every experiment of PAPER.md was run with, so that old and new runs are the same runs."""
+    name, reps = d["name"], o["reps"] or d.get("reps", 3)
+    lines = []
+    for k in range(1, reps + 1):
+        for i, c in enumerate(d["configs"]):
+            tags = {"experiment": name, "config": i, "label": c["label"], "rep": k}
+            line = {"id": f"{name}.c{i}.r{k}", "out": f"{name}/c{i}/r{k}", "timing": d.get("timing", True),
+                    "slim": d.get("slim", True)}
+            if "peer" in c:
+                line.update(program=c["peer"], args=list(c["peer_args"]), env=c.get("env", {}))
+                tags.update(policy="", workload=c["peer"], seed="", sets=" ".join(c["peer_args"]))
+            else:
+                args = ["--policy", c["policy"], "--workload", c["workload"], "--seed", str(o["seed"])]
+                args += d.get("common", []) + run_length(d, o, 4)
+                for s in c.get("set", []):
+                    args += ["--set", s]
+                args += c.get("args", [])
+                line.update(program="schedbed", args=args)
+                tags.update(policy=c["policy"], workload=c["workload"], seed=o["seed"], sets=" ".join(c.get("set", [])))
+            line["tags"] = tags
+            lines.append(line)
+    return lines
+
+
+def expand_load(d, o):
+    """Open-loop sweep: for each rate, every policy REPS times, the policy order reversed from one
+    rate to the next (A B C, then C B A) so that drift does not favour one policy."""
+    ld, name = d["load"], d["name"]
+    reps = o["reps"] or d.get("reps", 1)
+    base = ["--workload", ld["workload"], "--seed", str(o["seed"])] + d.get("common", [])
+    extra = run_length(d, o, 3) + d.get("args", [])
+    lines = []
+    for i, rate in enumerate(ld["rates"]):
+        order = ld["policies"] if i % 2 == 0 else ld["policies"][::-1]
+        text = f"{float(rate):g}"
+        for k in range(1, reps + 1):
             for p in order:
-                runner.run(f"{a.param}={text:<8} {p:<14} rep {k}/{a.reps}",
-                           base + ["--policy", p, "--set", f"{a.param}={text}"] + extra,
-                           os.path.join(a.out, p, f"rate-{text}-r{k}"))
-    runner.report()
+                lines.append({
+                    "id": f"{name}.{p}.rate-{text}.r{k}", "out": f"{name}/{p}/rate-{text}-r{k}",
+                    "timing": d.get("timing", True), "slim": d.get("slim", True), "program": "schedbed",
+                    "args": base + ["--policy", p, "--set", f"{ld['param']}={text}"] + extra,
+                    "tags": {"experiment": name, "config": p, "label": p, "rep": k, "policy": p,
+                             "workload": ld["workload"], "seed": o["seed"], "sets": f"{ld['param']}={text}",
+                             "param": ld["param"], "rate": float(rate)}})
+    return lines
 
 
-def collect(root, param, cls):
-    rows = []
-    for path in sorted(glob.glob(os.path.join(root, "*", "rate-*", "summary.json"))):
-        s = load_json(path)
-        if s.get("failure") or not s["reconciliation"]["ok"]:
+def fmt_num(v):
+    return f"{float(v):g}"
+
+
+def expand(descs, o):
+    lines = []
+    for d in descs:
+        lines += expand_load(d, o) if "load" in d else expand_configs(d, o)
+    seen = set()
+    for ln in lines:
+        if ln["id"] in seen:
+            die(f"two runs share the id {ln['id']}: give every experiment its own name")
+        seen.add(ln["id"])
+    return lines
+
+
+def write_manifest(root, lines):
+    """DIR/manifest.jsonl. An existing manifest is kept when it is the same (so expand, run, expand,
+    run resumes) and refused when it differs: its results belong to other runs."""
+    os.makedirs(root, exist_ok=True)
+    path = os.path.join(root, MANIFEST)
+    text = "".join(json.dumps(ln, sort_keys=True) + "\n" for ln in lines)
+    if os.path.exists(path):
+        with open(path) as f:
+            if f.read() == text:
+                return path
+        die(f"{path} exists and describes other runs; give a new directory")
+    tmp = path + ".tmp"
+    with open(tmp, "w") as f:
+        f.write(text)
+    os.rename(tmp, path)
+    return path
+
+
+def read_manifest(root):
+    path = os.path.join(root, MANIFEST)
+    if not os.path.exists(path):
+        die(f"{root} has no {MANIFEST} (make one with: sweep.py expand DESC.json --out {root})")
+    lines = []
+    with open(path) as f:
+        for n, text in enumerate(f, 1):
+            try:
+                ln = json.loads(text)
+            except json.JSONDecodeError as e:
+                die(f"{path}:{n}: not a JSON line: {e}")
+            bad = [k for k in ("id", "out", "args", "program") if k not in ln]
+            if bad:
+                die(f"{path}:{n}: the line lacks {', '.join(bad)}")
+            if ln["program"] != "schedbed" and not PEER_NAME.fullmatch(ln["program"]):
+                die(f"{path}:{n}: program '{ln['program']}' is neither schedbed nor a program beside it")
+            out = os.path.normpath(ln["out"])
+            if os.path.isabs(out) or out.startswith("..") or out in (".", "status", "logs", "slurm"):
+                die(f"{path}:{n}: output directory '{ln['out']}' must be a new path inside {root}")
+            lines.append(ln)
+    return lines
+
+
+# ---- one line: the same code for the local runner and an array task ----------------------------
+
+def line_key(ln):
+    """What a status file is checked against: a line whose arguments changed is not done."""
+    return hashlib.sha256(json.dumps([ln["program"], ln["args"], ln["out"]]).encode()).hexdigest()[:16]
+
+
+def status_path(root, ln):
+    return os.path.join(root, "status", ln["id"] + ".json")
+
+
+def write_status(root, ln, st):
+    path = status_path(root, ln)
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    tmp = f"{path}.{os.getpid()}.tmp"
+    with open(tmp, "w") as f:
+        json.dump(st, f, sort_keys=True)
+        f.write("\n")
+    os.rename(tmp, path)  # a reader sees the old status or the new one, never half of one
+
+
+def read_status(root, ln):
+    try:
+        with open(status_path(root, ln)) as f:
+            return json.load(f)
+    except FileNotFoundError:
+        return None
+    except (OSError, json.JSONDecodeError) as e:
+        return {"state": "failed", "message": f"unreadable status file: {e}"}
+
+
+def check_result(d):
+    """None when d is a complete, successful result directory, else what is wrong with it."""
+    if not os.path.isdir(d):
+        return "no result directory"
+    docs = {}
+    for name in RESULT_FILES:
+        p = os.path.join(d, name)
+        try:
+            with open(p) as f:
+                docs[name] = json.load(f)
+        except FileNotFoundError:
+            return f"{name} is missing (half-written result directory)"
+        except (OSError, json.JSONDecodeError) as e:
+            return f"{name} is unreadable (half-written result directory?): {e}"
+    s = docs["summary.json"]
+    if s.get("failure"):
+        return f"the run recorded a failure: {s['failure']}"
+    if "reconciliation" in s and not s["reconciliation"].get("ok"):
+        return "the run's counts do not reconcile"
+    return None
+
+
+def run_line(root, ln, schedbed):
+    """Run one manifest line to its end and record it; returns the final status dict."""
+    t0 = time.time()
+    st = {"id": ln["id"], "key": line_key(ln), "state": "running", "host": socket.gethostname(), "pid": os.getpid(),
+          "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(t0)), "t0": t0}
+    if os.environ.get("SLURM_ARRAY_JOB_ID"):
+        st["slurm"] = f"{os.environ['SLURM_ARRAY_JOB_ID']}_{os.environ.get('SLURM_ARRAY_TASK_ID', '?')}"
+    write_status(root, ln, st)
+    out = os.path.join(root, ln["out"])
+    log = os.path.join(root, "logs", ln["id"] + ".log")
+    os.makedirs(os.path.dirname(log), exist_ok=True)
+
+    def finish(ok, message, exit_status=None):
+        st.update(state="done" if ok else "failed", message=message, exit=exit_status,
+                  elapsed_s=round(time.time() - t0, 3))
+        write_status(root, ln, st)
+        return st
+
+    # what an earlier attempt left (a failed run's partial files) is not a result of this one
+    if os.path.lexists(out):
+        shutil.rmtree(out) if os.path.isdir(out) and not os.path.islink(out) else os.remove(out)
+    os.makedirs(os.path.dirname(out) or ".", exist_ok=True)
+    exe = schedbed if ln["program"] == "schedbed" else os.path.join(os.path.dirname(schedbed), ln["program"])
+    if not (os.path.isfile(exe) and os.access(exe, os.X_OK)):
+        return finish(False, f"{exe} is missing or not executable on {st['host']}")
+    cmd = [exe, "run", "--quiet", "--out", out] + ln["args"] if ln["program"] == "schedbed" else [exe] + ln["args"]
+    env = dict(os.environ, **ln.get("env", {}))
+    with open(log, "w") as f:
+        f.write("$ " + " ".join(shlex.quote(c) for c in cmd) + "\n")
+        f.flush()
+        try:
+            p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+        except OSError as e:
+            return finish(False, f"cannot start {exe}: {e.strerror}")
+        f.write(p.stdout + p.stderr)
+    if p.returncode != 0:
+        why = (p.stderr.strip().splitlines() or p.stdout.strip().splitlines() or ["no message"])[-1]
+        kind = "bad input" if p.returncode == 2 and ln["program"] == "schedbed" else f"exit {p.returncode}"
+        return finish(False, f"{kind}: {why}", p.returncode)
+    if ln["program"] != "schedbed":
+        try:
+            write_peer_result(out, cmd, p.stdout)
+        except (ValueError, OSError) as e:
+            return finish(False, f"unexpected output from {exe}: {e}", p.returncode)
+    bad = check_result(out)
+    if bad:
+        return finish(False, f"exit 0 but {bad}", p.returncode)
+    if ln.get("slim"):  # the bulky per-job files: the tables and figures need only the summary
+        for name in os.listdir(out):
+            if name not in RESULT_FILES:
+                os.remove(os.path.join(out, name))
+    return finish(True, "", 0)
+
+
+def write_peer_result(out, cmd, stdout):
+    """A peer (OpenMP, oneTBB) prints "ns_per_task tasks checksum"; its result directory gets the
+    same two files as a schedbed run, under a temporary name renamed into place when complete."""
+    fields = stdout.split()
+    if len(fields) < 2:
+        raise ValueError(f"'{stdout.strip()}'")
+    ns, tasks = float(fields[0]), float(fields[1])
+    tmp = out + ".tmp"
+    shutil.rmtree(tmp, ignore_errors=True)
+    os.makedirs(tmp)
+    with open(os.path.join(tmp, "summary.json"), "w") as f:
+        json.dump({"peer": os.path.basename(cmd[0]), "ns_per_task": ns, "tasks": tasks, "failure": None}, f)
+    with open(os.path.join(tmp, "meta.json"), "w") as f:
+        json.dump({"command": cmd, "host": socket.gethostname()}, f)
+    os.rename(tmp, out)
+
+
+def line_state(root, ln):
+    """(state, why): done, failed, killed, stale, running or missing."""
+    st = read_status(root, ln)
+    if st is None:
+        return "missing", "never ran"
+    if st.get("key") not in (None, line_key(ln)):
+        return "stale", "its result was made by a different manifest line"
+    where = f"on {st.get('host', '?')}" + (f", Slurm task {st['slurm']}" if st.get("slurm") else "")
+    if st["state"] == "running":
+        return "running", f"started {st.get('started', '?')} {where} and never finished (still running, or killed)"
+    if st["state"] == "failed":
+        return "failed", f"{st.get('message', '?')} ({where})"
+    bad = check_result(os.path.join(root, ln["out"]))
+    if bad:
+        return "failed", f"recorded as done but {bad}"
+    return "done", ""
+
+
+def cmd_task(a):
+    """One array task: the manifest line the task id picks."""
+    lines = read_manifest(a.dir)
+    idx = a.index if a.index is not None else os.environ.get("SLURM_ARRAY_TASK_ID")
+    if idx is None:
+        die("task: give --index or run as a Slurm array task (SLURM_ARRAY_TASK_ID)")
+    try:
+        ln = lines[int(idx)]
+    except (ValueError, IndexError):
+        die(f"task: index {idx} is not a line of {a.dir}/{MANIFEST} (0..{len(lines) - 1})")
+    state, _ = line_state(a.dir, ln)
+    if state == "done" or (state == "failed" and not a.retry_failed):
+        print(f"{ln['id']}: already {state}, not rerun")
+        return 0 if state == "done" else 1
+    st = run_line(a.dir, ln, a.schedbed)
+    print(f"{ln['id']}: {st['state']}" + (f": {st['message']}" if st["message"] else ""))
+    return 0 if st["state"] == "done" else 1
+
+
+# ---- local runner -----------------------------------------------------------------------------
+
+def pending(root, lines, retry_failed):
+    """The lines still to run, and the failed ones left alone (without --retry-failed). A line
+    that started and never ended was killed, or is running right now in a job array: it is left
+    alone too, so that one run never has two writers."""
+    todo, skipped = [], []
+    for i, ln in enumerate(lines):
+        state, why = line_state(root, ln)
+        if state == "done":
             continue
-        meta = load_json(os.path.join(os.path.dirname(path), "meta.json"))
-        name = param.split(".")[-1]
-        rate = meta["workload"]["params"].get(name)
-        if rate is None:
-            die(f"{path}: the workload has no parameter '{name}'")
-        lat = s["all"] if cls == "all" else s["classes"].get(cls)
-        if lat is None:
-            continue
-        rows.append({"policy": s["policy"], "rate": float(rate), "throughput": s["throughput"],
-                     "p50_us": lat["p50"] / 1e3, "p99_us": lat["p99"] / 1e3, "p999_us": lat["p999"] / 1e3,
-                     "workload": s["workload"], "threads": s["threads"], "run_id": s["run_id"]})
-    if not rows:
-        die(f"{root}: no successful sweep runs below it")
-    return rows
+        if state in ("failed", "running") and not retry_failed:
+            skipped.append((ln, why))
+        else:
+            todo.append(i)
+    return todo, skipped
 
 
-def plot(root, param, cls):
-    rows = collect(root, param, cls)
-    with open(os.path.join(root, "sweep.csv"), "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=list(rows[0]))
+def brief(root, ln):
+    """A short result for the progress line."""
+    try:
+        with open(os.path.join(root, ln["out"], "summary.json")) as f:
+            s = json.load(f)
+    except (OSError, json.JSONDecodeError):
+        return ""
+    if "ns_per_task" in s:
+        return f"{s['ns_per_task']:.1f} ns/task"
+    return f"{fmt_rate(s['throughput'])} jobs/s, p99 {fmt_ns(s['all']['p99'])}"
+
+
+def cmd_run(a):
+    import concurrent.futures as cf
+    lines = read_manifest(a.dir)
+    if not (os.path.isfile(a.schedbed) and os.access(a.schedbed, os.X_OK)):
+        die(f"{a.schedbed} is not an executable (build it with make schedbed)")
+    a.schedbed = os.path.abspath(a.schedbed)
+    todo, skipped = pending(a.dir, lines, a.retry_failed)
+    for ln, why in skipped:
+        print(f"{PROG}: {ln['id']} not rerun without --retry-failed: {why}", file=sys.stderr)
+    width = a.jobs or os.cpu_count() or 1
+    done_before = len(lines) - len(todo) - len(skipped)
+    print(f"{PROG}: {len(lines)} runs in {a.dir}: {done_before} finished before, {len(todo)} to run, "
+          f"{'one at a time (timing runs)' if all(lines[i].get('timing', True) for i in todo) and not a.jobs else f'up to {width} at once'}",
+          file=sys.stderr)
+    t0 = time.monotonic()
+    finished, failed = 0, []
+    running = {}  # future -> line index
+    queue = list(todo)
+    stop = []
+
+    def on_signal(sig, _frame):
+        # Ctrl-C reaches the running schedbed too (one process group): it removes its unfinished
+        # directory and its line is recorded as failed. Start nothing new; a second Ctrl-C ends
+        # this loop at once.
+        stop.append(sig)
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+    old = {s: signal.signal(s, on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        with cf.ThreadPoolExecutor(max_workers=width) as pool:
+            while (queue and not stop) or running:
+                # A timing run runs alone (unless --jobs says otherwise): two runs side by side on a
+                # small machine would measure each other. Manifest order is kept: A B C stays A B C.
+                while queue and not stop:
+                    ln = lines[queue[0]]
+                    alone = ln.get("timing", True) and not a.jobs
+                    busy_timing = any(lines[i].get("timing", True) for i in running.values()) and not a.jobs
+                    if running and (alone or busy_timing or len(running) >= width):
+                        break
+                    i = queue.pop(0)
+                    running[pool.submit(run_line, a.dir, lines[i], a.schedbed)] = i
+                fin, _ = cf.wait(running, timeout=0.5, return_when=cf.FIRST_COMPLETED)
+                for fu in fin:
+                    ln = lines[running.pop(fu)]
+                    st = fu.result()
+                    finished += 1
+                    el = time.monotonic() - t0
+                    left = el / finished * (len(todo) - finished)
+                    if st["state"] == "done":
+                        what = brief(a.dir, ln)
+                    else:
+                        failed.append(ln["id"])
+                        what = f"FAILED: {st['message']}"
+                    print(f"[{done_before + finished:>4}/{len(lines)}] {ln['id']}: {what}  "
+                          f"({finished - len(failed)} done, {len(failed)} failed, {fmt_time(el)} elapsed, "
+                          f"~{fmt_time(left)} left)", file=sys.stderr)
+    except KeyboardInterrupt:
+        stop.append(signal.SIGINT)
+    finally:
+        for sig, h in old.items():
+            signal.signal(sig, h)
+    if stop:
+        print(f"{PROG}: interrupted with {len(queue)} runs not started; {a.dir} resumes with "
+              f"`sweep.py run {a.dir} --retry-failed`", file=sys.stderr)
+        return 130
+    bad = failed + [ln["id"] for ln, _ in skipped]
+    if bad:
+        print(f"{PROG}: {len(bad)} of {len(lines)} runs failed: {', '.join(bad[:8])}"
+              f"{' ...' if len(bad) > 8 else ''} (logs in {a.dir}/logs/; rerun with --retry-failed)", file=sys.stderr)
+        return 1
+    print(f"{PROG}: all {len(lines)} runs finished ({fmt_time(time.monotonic() - t0)})", file=sys.stderr)
+    return 0
+
+
+# ---- Slurm ------------------------------------------------------------------------------------
+
+def threads_of(ln):
+    args = ln["args"]
+    for flag in ("--threads", "-t"):
+        if flag in args and args.index(flag) + 1 < len(args):
+            try:
+                return int(args[args.index(flag) + 1])
+            except ValueError:
+                pass
+    return 1
+
+
+def compress_ranges(idx):
+    """[0,1,2,5,7,8] -> "0-2,5,7-8", the form --array takes."""
+    out, i = [], 0
+    while i < len(idx):
+        j = i
+        while j + 1 < len(idx) and idx[j + 1] == idx[j] + 1:
+            j += 1
+        out.append(str(idx[i]) if i == j else f"{idx[i]}-{idx[j]}")
+        i = j + 1
+    return ",".join(out)
+
+
+def cmd_slurm(a):
+    lines = read_manifest(a.dir)
+    if not shutil.which(a.sbatch):
+        die(f"{a.sbatch} not found: Slurm's client is not installed here (Debian: slurm-client), or give --sbatch")
+    root = os.path.abspath(a.dir)
+    todo, skipped = pending(root, lines, a.retry_failed)
+    for ln, why in skipped:
+        print(f"{PROG}: {ln['id']} not resubmitted without --retry-failed: {why}", file=sys.stderr)
+    if not todo:
+        print(f"{PROG}: nothing to submit: every line of {a.dir} is finished or failed", file=sys.stderr)
+        return 1 if skipped else 0
+    timing = any(lines[i].get("timing", True) for i in todo)
+    k = a.max_parallel
+    if k is None and timing and not a.exclusive:
+        k = 1  # timing runs that share a node measure each other; --exclusive gives each its own node
+    cpus = a.cpus_per_task or max(threads_of(lines[i]) for i in todo)
+    sdir = os.path.join(root, "slurm")
+    os.makedirs(sdir, exist_ok=True)
+    heads = [f"#SBATCH --job-name={a.job_name}", f"#SBATCH --cpus-per-task={cpus}",
+             f"#SBATCH --output={sdir}/%A_%a.out"]
+    if a.partition:
+        heads.append(f"#SBATCH --partition={a.partition}")
+    if a.time:
+        heads.append(f"#SBATCH --time={a.time}")
+    if a.exclusive:
+        heads.append("#SBATCH --exclusive")
+    script = os.path.join(sdir, "batch.sh")
+    body = (["#!/bin/bash", f"# One array task per line of {root}/{MANIFEST}; the task id is the line (from 0).",
+             "# Written by sweep.py slurm; paths are this cluster's (the manifest has none)."] + heads +
+            [f"exec {shlex.quote(a.python)} {shlex.quote(os.path.join(HERE, 'sweep.py'))} task {shlex.quote(root)} "
+             f"--schedbed {shlex.quote(os.path.abspath(a.schedbed))}" + (" --retry-failed" if a.retry_failed else "")])
+    with open(script, "w") as f:
+        f.write("\n".join(body) + "\n")
+    os.chmod(script, 0o755)
+    array = compress_ranges(todo) + (f"%{k}" if k else "")
+    cmd = [a.sbatch, "--parsable", f"--array={array}"] + (["--wait"] if a.wait else []) + a.sbatch_arg + [script]
+    print(f"{PROG}: submitting {len(todo)} runs: {' '.join(shlex.quote(c) for c in cmd)}", file=sys.stderr)
+    t0 = time.monotonic()
+    p = subprocess.run(cmd, stdout=subprocess.PIPE, text=True)
+    job = (p.stdout.strip().split(";") or [""])[0]
+    if not a.wait:
+        if p.returncode != 0:
+            die(f"sbatch failed (exit {p.returncode})", 1)
+        print(f"{PROG}: submitted job {job}; follow with `squeue -j {job}` and `sweep.py status {a.dir}`, "
+              f"then `sweep.py collect {a.dir}`", file=sys.stderr)
+        return 0
+    print(f"{PROG}: job {job} ended after {fmt_time(time.monotonic() - t0)} (sbatch exit {p.returncode})",
+          file=sys.stderr)
+    return report_status(root, lines)
+
+
+# ---- status and collect -----------------------------------------------------------------------
+
+def report_status(root, lines):
+    counts, bad = {}, []
+    for ln in lines:
+        state, why = line_state(root, ln)
+        counts[state] = counts.get(state, 0) + 1
+        if state != "done":
+            bad.append(f"  {ln['id']}: {state}: {why}")
+    print(f"{PROG}: {len(lines)} runs: " + ", ".join(f"{n} {s}" for s, n in sorted(counts.items())), file=sys.stderr)
+    for b in bad[:20]:
+        print(b, file=sys.stderr)
+    if len(bad) > 20:
+        print(f"  ... and {len(bad) - 20} more", file=sys.stderr)
+    return 0 if not bad else 1
+
+
+def flatten(d, prefix=""):
+    """Numbers of a summary.json as dotted columns; lists (per-worker rows) are left out."""
+    out = {}
+    for k, v in d.items():
+        if isinstance(v, dict):
+            out.update(flatten(v, f"{prefix}{k}."))
+        elif isinstance(v, bool):
+            out[prefix + k] = int(v)
+        elif isinstance(v, (int, float)):
+            out[prefix + k] = v
+    return out
+
+
+def derived(s):
+    """Figures the tables need that are not a single summary number."""
+    out = {}
+    if s.get("tasks_per_s"):
+        out["ns_per_task"] = 1e9 / s["tasks_per_s"]
+    t = [w["tasks"] for w in s.get("counters", {}).get("workers", [])]
+    if t and min(t) > 0:
+        out["imbalance"] = max(t) / min(t)  # busiest worker's tasks over the idlest's
+    return out
+
+
+TAG_COLUMNS = ["id", "experiment", "config", "label", "rep", "policy", "workload", "seed", "sets"]
+
+
+def collect(root, csv_path=None, leave_out_failed=False):
+    """Every line's result as one row; dies naming the lines that are not finished. With
+    leave_out_failed, a line that ran and failed is named and left out instead (a load sweep's
+    runs past saturation); a line that never ran or never ended still stops it."""
+    lines = read_manifest(root)
+    bad, left_out = [], []
+    for ln in lines:
+        state, why = line_state(root, ln)
+        if state == "failed" and leave_out_failed:
+            left_out.append(ln)
+            print(f"{PROG}: left out {ln['id']}: {why}", file=sys.stderr)
+        elif state != "done":
+            bad.append(f"{ln['id']} ({state}: {why})")
+    lines = [ln for ln in lines if ln not in left_out]
+    if not lines:
+        die(f"{root}: no run finished", 1)
+    if bad:
+        die(f"{len(bad)} of {len(lines)} runs are not finished, nothing collected: " + "; ".join(bad[:6]) +
+            (f"; and {len(bad) - 6} more" if len(bad) > 6 else "") + f" (see sweep.py status {root})", 1)
+    rows, columns = [], list(TAG_COLUMNS)
+    extra_tags = []
+    for ln in lines:
+        with open(os.path.join(root, ln["out"], "summary.json")) as f:
+            s = json.load(f)
+        with open(status_path(root, ln)) as f:
+            st = json.load(f)
+        row = {"id": ln["id"], **ln.get("tags", {}), "args": " ".join(ln["args"]), "elapsed_s": st.get("elapsed_s")}
+        for k in ln.get("tags", {}):
+            if k not in columns and k not in extra_tags:
+                extra_tags.append(k)
+        nums = {**flatten(s), **derived(s)}
+        for k in nums:
+            if k not in columns:
+                columns.append(k)
+        row.update(nums)
+        rows.append(row)
+    columns = columns[:len(TAG_COLUMNS)] + extra_tags + ["args", "elapsed_s"] + columns[len(TAG_COLUMNS):]
+    csv_path = csv_path or os.path.join(root, "runs.csv")
+    tmp = csv_path + ".tmp"
+    with open(tmp, "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=columns, restval="")
         w.writeheader()
         w.writerows(rows)
-    policies = list(dict.fromkeys(r["policy"] for r in rows))
+    os.rename(tmp, csv_path)
+    return csv_path, rows
+
+
+def read_rows(csv_path):
+    """runs.csv back as dicts, numbers as floats (empty cells as None)."""
+    def num(v):
+        if v == "":
+            return None
+        try:
+            return float(v)
+        except ValueError:
+            return v
+    with open(csv_path, newline="") as f:
+        return [{k: num(v) for k, v in r.items()} for r in csv.DictReader(f)]
+
+
+# ---- the load sweep (make sweep) --------------------------------------------------------------
+
+def plot_load(root, csv_path, cls):
+    import numpy as np
+    from sbresults import plt, save
+    rows = read_rows(csv_path)
+    key = "all.p99" if cls == "all" else f"classes.{cls}.p99"
+    rows = [r for r in rows if r.get(key) is not None]
+    if not rows:
+        die(f"{csv_path}: no run has a p99 for {'all jobs' if cls == 'all' else 'class ' + cls}")
+    param = rows[0]["param"]
     fig, (a1, a2) = plt.subplots(1, 2, figsize=(12, 4.6))
-    for i, p in enumerate(policies):
+    for i, p in enumerate(dict.fromkeys(r["policy"] for r in rows)):
         mine = [r for r in rows if r["policy"] == p]
         rates = sorted({r["rate"] for r in mine})
-        for ax, key in ((a1, "p99_us"), (a2, "throughput")):
-            v = [np.array([r[key] for r in mine if r["rate"] == x]) for x in rates]
+        for ax, col, scale in ((a1, key, 1e3), (a2, "throughput", 1)):
+            v = [np.array([r[col] / scale for r in mine if r["rate"] == x]) for x in rates]
             med = np.array([np.median(x) for x in v])
             err = [med - np.array([x.min() for x in v]), np.array([x.max() for x in v]) - med]
             ax.errorbar(rates, med, yerr=err, marker="o", ms=4, capsize=3, label=p, color=plt.cm.tab10(i % 10))
@@ -91,41 +683,137 @@ def plot(root, param, cls):
         ax.legend(title="policy")
     a1.set_title("p99 latency against offered load")
     a2.set_title("throughput against offered load")
-    first = rows[0]
-    fig.suptitle(f"{first['workload']}: open-loop sweep over {param}, {first['threads']} workers")
+    fig.suptitle(f"{rows[0]['workload']}: open-loop sweep over {param}, {int(rows[0]['threads'])} workers")
     fig.tight_layout()
-    print(save(fig, root, "sweep_p99"))
-    print(os.path.join(root, "sweep.csv"))
+    return save(fig, root, "sweep_p99")
 
 
-def main():
-    ap = argparse.ArgumentParser(description="p99 latency against offered load, per policy.",
-                                 epilog="Arguments after -- go to every schedbed run, e.g. -- --duration 3")
-    ap.add_argument("--schedbed", default="build/release/schedbed", help="the program (default %(default)s)")
-    ap.add_argument("--workload", help="workload to run")
-    ap.add_argument("--param", help="the workload's open-loop arrival rate parameter (e.g. workload.rate)")
-    ap.add_argument("--rates", help="comma-separated values of that parameter")
-    ap.add_argument("--policies", help="comma-separated policies (default: every registered one)")
-    ap.add_argument("--reps", type=int, default=1, help="runs per policy and rate (default %(default)s)")
-    ap.add_argument("--seed", type=int, default=1, help="one seed for every run (default %(default)s)")
-    ap.add_argument("--threads", type=int, help="worker threads")
-    ap.add_argument("--class", dest="cls", default="all", help="job class whose p99 is plotted (default: all jobs)")
-    ap.add_argument("--out", help="directory for the runs and the figure (new or empty)")
-    ap.add_argument("--plot", metavar="DIR", help="only plot the runs already in DIR")
-    a, extra = parse_with_passthrough(ap)
-    if a.plot:
-        if not a.param:
-            die("--plot needs --param (the parameter the sweep varied)")
-        plot(a.plot, a.param, a.cls)
-        return
+def cmd_load(a, extra):
     missing = [o for o in ("workload", "param", "rates", "out") if not getattr(a, o)]
     if missing:
-        die("missing " + ", ".join("--" + m for m in missing) + " (see --help)")
+        die("missing " + ", ".join("--" + m for m in missing) + " (see sweep.py load --help)")
     if a.reps < 1:
         die("--reps must be at least 1")
-    do_runs(a, extra)
-    plot(a.out, a.param, a.cls)
+    try:
+        rates = [float(r) for r in split_list(a.rates, "--rates")]
+    except ValueError:
+        die(f"--rates: '{a.rates}' is not a comma-separated list of numbers")
+    if any(r < 0 for r in rates):
+        die("--rates: rates cannot be negative")
+    if os.path.exists(a.out) and os.listdir(a.out):
+        die(f"{a.out} exists and is not empty; give a new directory")
+    if a.policies:
+        policies = split_list(a.policies, "--policies")
+    else:
+        from sbresults import policy_names
+        policies = policy_names(a.schedbed)
+    # "bounded": the run length is whatever follows -- (make sweep passes --duration 3)
+    desc = {"name": "load", "load": {"workload": a.workload, "param": a.param, "rates": rates, "policies": policies},
+            "common": ["--threads", str(a.threads)] if a.threads else [], "args": extra, "bounded": True,
+            "slim": False}
+    write_manifest(a.out, expand_load(desc, {"reps": a.reps, "seed": a.seed, "duration": None, "warmup": None}))
+    a.dir, a.retry_failed = a.out, False
+    if cmd_run(a) == 130:
+        return 130
+    # a run past saturation may fail (an overload): the curve shows the others, the failures are named
+    path, _ = collect(a.out, leave_out_failed=True)
+    print(plot_load(a.out, path, a.cls))
+    print(path)
+    return 0
+
+
+# ---- command line -----------------------------------------------------------------------------
+
+def main():
+    ap = argparse.ArgumentParser(description="Sweeps as manifests: expand, run here or on Slurm, collect.")
+    sub = ap.add_subparsers(dest="cmd", metavar="COMMAND")
+    sub.required = True
+    e = sub.add_parser("expand", help="descriptions -> DIR/manifest.jsonl")
+    e.add_argument("descriptions", nargs="+", metavar="DESC.json")
+    e.add_argument("--out", required=True, help="the sweep directory")
+    e.add_argument("--reps", type=int, help="repetitions (default: each description's own)")
+    e.add_argument("--duration", type=float, help="measurement seconds (default: each description's own)")
+    e.add_argument("--warmup", type=float, help="warm-up seconds (default: each description's own)")
+    e.add_argument("--seed", type=int, default=1, help="one seed for every run (default %(default)s)")
+    for name, hlp in (("run", "run the manifest here"), ("slurm", "submit the manifest as a Slurm job array"),
+                      ("task", "run one line (what an array task runs)")):
+        p = sub.add_parser(name, help=hlp)
+        p.add_argument("dir")
+        p.add_argument("--schedbed", default=DEFAULT_SCHEDBED, help="the program (default %(default)s)")
+        p.add_argument("--retry-failed", action="store_true", help="rerun lines that failed or were killed")
+        if name == "run":
+            p.add_argument("--jobs", type=int, help="runs at once, timing runs included (default: timing runs one "
+                                                     "at a time, others one per core)")
+        if name == "task":
+            p.add_argument("--index", type=int, help="the line, from 0 (default: $SLURM_ARRAY_TASK_ID)")
+        if name == "slurm":
+            p.add_argument("--partition")
+            p.add_argument("--time", help="time limit per task, as sbatch takes it (e.g. 10:00)")
+            p.add_argument("--cpus-per-task", type=int, help="default: the most --threads of any line")
+            p.add_argument("--exclusive", action="store_true", help="a node per task (for timing runs)")
+            p.add_argument("--max-parallel", type=int, help="the K of --array=..%%K (default: 1 for timing runs "
+                                                            "without --exclusive, else no limit)")
+            p.add_argument("--wait", action="store_true", help="wait for the array to end (sbatch --wait)")
+            p.add_argument("--job-name", default="schedbed-sweep")
+            p.add_argument("--python", default="/usr/bin/python3", help="python on the nodes (default %(default)s)")
+            p.add_argument("--sbatch", default="sbatch")
+            p.add_argument("--sbatch-arg", action="append", default=[], help="one more sbatch option (repeatable)")
+    s = sub.add_parser("status", help="how many lines are done, failed, killed, missing")
+    s.add_argument("dir")
+    c = sub.add_parser("collect", help="merge the results into one CSV (DIR/runs.csv)")
+    c.add_argument("dir")
+    c.add_argument("--csv", help="where to write it (default DIR/runs.csv)")
+    c.add_argument("--leave-out-failed", action="store_true",
+                   help="name failed runs and leave them out (missing or killed runs still refuse)")
+    ld = sub.add_parser("load", help="p99 against offered load, one curve per policy (make sweep)",
+                        epilog="Arguments after -- go to every schedbed run, e.g. -- --duration 3")
+    ld.add_argument("--schedbed", default=DEFAULT_SCHEDBED)
+    ld.add_argument("--workload")
+    ld.add_argument("--param", help="the workload's open-loop arrival rate parameter (e.g. rate)")
+    ld.add_argument("--rates", help="comma-separated values of that parameter")
+    ld.add_argument("--policies", help="comma-separated policies (default: every registered one)")
+    ld.add_argument("--reps", type=int, default=1)
+    ld.add_argument("--seed", type=int, default=1)
+    ld.add_argument("--threads", type=int)
+    ld.add_argument("--jobs", type=int)
+    ld.add_argument("--class", dest="cls", default="all", help="job class whose p99 is plotted (default: all jobs)")
+    ld.add_argument("--out")
+    pl = sub.add_parser("plot-load", help="redraw a load sweep's figure from its runs.csv")
+    pl.add_argument("dir")
+    pl.add_argument("--class", dest="cls", default="all")
+
+    argv = sys.argv[1:]
+    cut = argv.index("--") if "--" in argv else len(argv)
+    a, extra = ap.parse_args(argv[:cut]), argv[cut + 1:]
+    if extra and a.cmd != "load":
+        die(f"arguments after -- are for `load` only: {extra}")
+    if a.cmd == "expand":
+        if a.reps is not None and a.reps < 1:
+            die("--reps must be at least 1")
+        descs = [load_description(p) for p in a.descriptions]
+        path = write_manifest(a.out, expand(descs, {"reps": a.reps, "seed": a.seed, "duration": a.duration,
+                                                    "warmup": a.warmup}))
+        print(path)
+        return 0
+    if a.cmd == "run":
+        return cmd_run(a)
+    if a.cmd == "task":
+        return cmd_task(a)
+    if a.cmd == "slurm":
+        return cmd_slurm(a)
+    if a.cmd == "status":
+        return report_status(a.dir, read_manifest(a.dir))
+    if a.cmd == "collect":
+        path, rows = collect(a.dir, a.csv, a.leave_out_failed)
+        print(f"{PROG}: {len(rows)} runs -> {path}", file=sys.stderr)
+        print(path)
+        return 0
+    if a.cmd == "load":
+        return cmd_load(a, extra)
+    if a.cmd == "plot-load":
+        print(plot_load(a.dir, os.path.join(a.dir, "runs.csv"), a.cls))
+        return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -18,7 +18,7 @@
 enum bug { BUG_NONE, BUG_DUP, BUG_MARKER, BUG_RANGE, BUG_OFF_BOUND };
 
 struct broken {
-	struct sb_mpmc q;
+	struct sb_fifo q;
 	enum bug bug;
 	struct sb_task *last;  /* BUG_DUP: hands this one out a second time */
 	struct sb_task marker;
@@ -32,7 +32,7 @@ static int broken_create(struct sb_rt *rt, const void *params, void **state, cha
 	(void)rt;
 	(void)params;
 	struct broken *b = calloc(1, sizeof *b);
-	if (!b || sb_mpmc_init(&b->q, 12)) {
+	if (!b || sb_fifo_init(&b->q)) {
 		snprintf(err, errlen, "out of memory");
 		free(b);
 		return -1;
@@ -46,7 +46,7 @@ static int broken_create(struct sb_rt *rt, const void *params, void **state, cha
 static void broken_destroy(void *st)
 {
 	struct broken *b = st;
-	sb_mpmc_fini(&b->q);
+	sb_fifo_fini(&b->q);
 	free(b);
 }
 
@@ -54,7 +54,7 @@ static int broken_submit(void *st, struct sb_thread *caller, struct sb_task *t)
 {
 	struct broken *b = st;
 	if (b->bug == BUG_RANGE && !atomic_exchange(&b->fired, 1)) {
-		sb_mpmc_push(&b->q, t);
+		sb_fifo_push(&b->q, t);
 		return 1000; /* no such worker */
 	}
 	if (b->bug == BUG_OFF_BOUND && (t->flags & SB_TF_STICKY)) {
@@ -62,7 +62,7 @@ static int broken_submit(void *st, struct sb_thread *caller, struct sb_task *t)
 		(void)bound; /* bound to worker 0, but queued where anyone may take it */
 	}
 	(void)caller;
-	sb_mpmc_push(&b->q, t);
+	sb_fifo_push(&b->q, t);
 	return SB_TO_ANY;
 }
 
@@ -72,10 +72,10 @@ static struct sb_task *broken_pop(void *st, unsigned self)
 	(void)self;
 	if (b->bug == BUG_MARKER && !atomic_exchange(&b->fired, 1))
 		return &b->marker;
-	struct sb_task *t = sb_mpmc_pop(&b->q);
+	struct sb_task *t = sb_fifo_pop(&b->q);
 	if (b->bug == BUG_DUP && t && !atomic_exchange(&b->fired, 1)) {
 		/* hand the same task out twice: once now, once again on the next pop */
-		sb_mpmc_push(&b->q, t);
+		sb_fifo_push(&b->q, t);
 	}
 	return t;
 }

@@ -466,7 +466,6 @@ Test(global, batch_runs_every_task_once, .timeout = 60)
 	uint64_t ran = core_count(rt, SB_C_RUN, true);
 	cr_assert_eq((uint64_t)claimed, ran, "%.0f tasks claimed, %llu run by workers", claimed, (unsigned long long)ran);
 	cr_assert_leq(claims, claimed);
-	cr_assert_eq(t_policy_stat(rt, "queue_overflows"), 0);
 	t_done(rt);
 }
 
@@ -509,25 +508,31 @@ Test(global, batch_claims_fewer_and_buffer_is_visible, .timeout = 30)
 	t_done(rt);
 }
 
-/* A full queue makes the submitter run the task itself, counted; nothing is lost. */
-Test(global, full_queue_runs_on_the_submitter, .timeout = 30)
+/* The queue is never full: jobs queued behind a busy worker, several segments' worth, all run
+ * on the worker (none on the submitter) and in submission order. */
+#define FQ_JOBS 1500
+Test(global, queue_takes_everything_in_order, .timeout = 30)
 {
-	static const char *const sets[] = { "queue_log2=4", NULL };
 	atomic_store(&log_n, 0);
 	gates_reset();
-	struct sb_rt *rt = t_rt("global", 1, sets);
+	struct sb_rt *rt = t_rt("global", 1, NULL);
 	sb_thread_attach(rt);
 	struct sb_job *g = submit_gate(rt, (struct jspec){ 0 }, 0, -1);
 	wait_started(rt, 0);
-	struct sb_job *jobs[40];
-	for (unsigned k = 0; k < 40; k++)
+	static struct sb_job *jobs[FQ_JOBS];
+	for (unsigned k = 0; k < FQ_JOBS; k++)
 		jobs[k] = submit(rt, (struct jspec){ .teardown = SB_TEARDOWN_INPLACE }, tagged, k, 0);
+	cr_assert_eq(sb_rt_queued(rt, -1), FQ_JOBS);
 	atomic_store(&gate_open[0], 1);
-	for (unsigned k = 0; k < 40; k++)
-		wait_put(rt, jobs[k]); /* the waits run what overflowed to this thread */
+	for (unsigned k = 0; k < FQ_JOBS; k++)
+		wait_put(rt, jobs[k]);
 	wait_put(rt, g);
-	cr_assert_eq(atomic_load(&log_n), 40);
-	cr_assert_eq(t_policy_stat(rt, "queue_overflows"), 40 - 16);
+	cr_assert_eq(atomic_load(&log_n), FQ_JOBS);
+	for (unsigned k = 0; k < LOG_MAX; k++)
+		cr_assert_eq(atomic_load(&log_tags[k]), (int)k, "start %u is tag %d", k, atomic_load(&log_tags[k]));
+	sb_rt_stop(rt, SB_STOP_DRAIN);
+	cr_assert_eq(core_count(rt, SB_C_RUN, false), core_count(rt, SB_C_RUN, true),
+		     "every task ran on the worker, none on the submitting thread");
 	sb_thread_detach();
 	t_done(rt);
 }
@@ -752,13 +757,12 @@ Test(priority, handle_drop_races_submit, .timeout = 60)
 	t_done(rt);
 }
 
-/* A full job queue makes the submitter run the subtask, counted; a full level queue puts the
- * handle in the overflow queue, counted; nothing is lost either way. */
-Test(priority, full_queues_lose_nothing, .timeout = 30)
+/* The queues refuse nothing: 40 jobs of 40 subtasks queued behind a busy worker all run on the
+ * worker, none on the thread that spawned them. */
+Test(priority, queues_refuse_nothing, .timeout = 30)
 {
-	static const char *const sets[] = { "queue_log2=4", "job_queue_log2=2", NULL };
 	gates_reset();
-	struct sb_rt *rt = t_rt("priority", 1, sets);
+	struct sb_rt *rt = t_rt("priority", 1, NULL);
 	sb_thread_attach(rt);
 	struct sb_job *g = submit_gate(rt, (struct jspec){ 0 }, 0, -1);
 	wait_started(rt, 0);
@@ -775,8 +779,8 @@ Test(priority, full_queues_lose_nothing, .timeout = 30)
 		cr_assert_eq(atomic_load(&cj[k].ran), 40);
 	}
 	sb_rt_stop(rt, SB_STOP_DRAIN);
-	cr_assert_geq(t_policy_stat(rt, "handle_overflows"), 40 - 16);
-	cr_assert_gt(t_policy_stat(rt, "job_queue_full"), 0);
+	cr_assert_eq(core_count(rt, SB_C_RUN, false), core_count(rt, SB_C_RUN, true),
+		     "every subtask ran on the worker, none on a submitter");
 	sb_thread_detach();
 	t_done(rt);
 }

@@ -5,7 +5,11 @@
  *
  * Scenarios per policy and thread count: fan-out jobs from several request threads with
  * yielding and blocked/resumed tasks; sticky tasks of shared transactions; conditional tasks;
- * a CANCEL stop with work queued. Every scenario verifies its own counts; any mismatch, check
+ * a CANCEL stop with work queued; fork-join bursts with pauses long enough for workers to
+ * suspend, which would sleep a minute unless the wake protocol woke them (with the sleeper's
+ * membarrier and with the producers' fence). Before them, the queues of core/queue.h on their
+ * own: the owner-private deque against thieves and the unbounded FIFO with producers against
+ * consumers (tests/queue_stress.h). Every scenario verifies its own counts; any mismatch, check
  * violation or stall makes the exit status non-zero. The last line is "N passed, M failed".
  *
  * Usage: stress [--threads LIST] [--rounds N] [--chaos SEED] [--policy NAME]
@@ -22,6 +26,7 @@
 #include "../../core/sb.h"
 #include "../../core/stats.h"
 #include "../../policies/registry.h"
+#include "../queue_stress.h"
 
 static unsigned passed, failed;
 static uint64_t total_tasks;
@@ -189,15 +194,20 @@ static void *flag_setter(void *p)
 	return NULL;
 }
 
+static void stress_config(struct sb_config *cfg, int threads, uint64_t chaos)
+{
+	sb_config_default(cfg);
+	cfg->thread_count = threads;
+	cfg->check = true;
+	cfg->chaos = (int64_t)chaos;
+	cfg->stall_limit = 10000;
+	cfg->worker_try_count = 50;
+}
+
 static struct sb_rt *make_rt(const char *policy, int threads, uint64_t chaos, char *err, size_t errlen)
 {
 	struct sb_config cfg;
-	sb_config_default(&cfg);
-	cfg.thread_count = threads;
-	cfg.check = true;
-	cfg.chaos = (int64_t)chaos;
-	cfg.stall_limit = 10000;
-	cfg.worker_try_count = 50;
+	stress_config(&cfg, threads, chaos);
 	return sb_rt_create(&cfg, sb_policy_find(policy), NULL, err, errlen);
 }
 
@@ -293,6 +303,89 @@ static bool scenario_cancel(const char *policy, int threads, uint64_t chaos)
 	return ok;
 }
 
+/* A fork-join node: u[0] levels below it, u[1] yields before it ends. */
+static enum sb_result fj_node(struct sb_task *t)
+{
+	if (t->u[0]) {
+		for (int k = 0; k < 2; k++) {
+			struct sb_task *c = sb_task_new(t->job, fj_node, NULL);
+			c->u[0] = t->u[0] - 1;
+			c->u[1] = c->u[0] == 0;
+			sb_spawn(c);
+		}
+		t->u[0] = 0;
+	}
+	if (t->u[1]) {
+		t->u[1]--;
+		return SB_YIELD;
+	}
+	atomic_fetch_add(&S.ran, 1);
+	return SB_DONE;
+}
+
+struct fj_client {
+	struct sb_rt *rt;
+	unsigned id, failed;
+};
+
+static void *fj_client_main(void *p)
+{
+	struct fj_client *c = p;
+	sb_thread_attach(c->rt);
+	for (unsigned k = 0; k < 16; k++) {
+		struct sb_job_desc d = { .work_level = SB_WL_JOIN };
+		struct sb_job *j = sb_job_create(c->rt, &d);
+		struct sb_task *r = sb_task_new(j, fj_node, NULL);
+		r->u[0] = 6;
+		sb_job_submit(j, r);
+		c->failed += !sb_job_wait(j);
+		sb_job_put(j);
+		/* a pause of 0..1 ms: long enough, often, for idle workers to suspend */
+		struct timespec ts = { 0, (long)((k * 7 + c->id * 3) % 11) * 100000 };
+		nanosleep(&ts, NULL);
+	}
+	sb_thread_detach();
+	return NULL;
+}
+
+/* Bursts of fork-join work after pauses: every task runs although workers suspend between
+ * bursts and would not wake on their own for a minute (a lost wake-up is a stall). */
+static bool scenario_sleepers(const char *policy, int threads, uint64_t chaos, bool fence)
+{
+	char err[512] = "";
+	memset(&S, 0, sizeof S);
+	struct sb_config cfg;
+	stress_config(&cfg, threads, chaos);
+	cfg.worker_try_count = 5;
+	cfg.worker_suspend_timeout = 60000000;
+	cfg.wake_fence = fence;
+	struct sb_rt *rt = sb_rt_create(&cfg, sb_policy_find(policy), NULL, err, sizeof err);
+	CHECK(rt, "%s: %s", policy, err);
+	enum { NC = 2 };
+	struct fj_client cl[NC];
+	pthread_t th[NC];
+	for (unsigned i = 0; i < NC; i++) {
+		cl[i] = (struct fj_client){ .rt = rt, .id = i };
+		pthread_create(&th[i], NULL, fj_client_main, &cl[i]);
+	}
+	unsigned bad = 0;
+	for (unsigned i = 0; i < NC; i++) {
+		pthread_join(th[i], NULL);
+		bad += cl[i].failed;
+	}
+	sb_rt_stop(rt, SB_STOP_DRAIN);
+	const char *f = sb_rt_failure(rt);
+	uint64_t ran = atomic_load(&S.ran), expect = NC * 16 * 127;
+	total_tasks += tasks_run(rt);
+	bool ok = !f && !bad && ran == expect;
+	if (!ok)
+		fprintf(stderr, "stress: FAIL sleepers %s threads=%d chaos=%llu wake_fence=%d: failure=%s waits_failed=%u ran=%llu expect=%llu\n",
+			policy, threads, (unsigned long long)chaos, fence, f ? f : "none", bad, (unsigned long long)ran,
+			(unsigned long long)expect);
+	sb_rt_destroy(rt);
+	return ok;
+}
+
 static void record(bool ok)
 {
 	if (ok)
@@ -325,6 +418,18 @@ int main(int argc, char **argv)
 		}
 	}
 	for (int r = 0; r < rounds; r++) {
+		uint64_t stolen = 0;
+		const char *err = qs_deque(200000, 2, &stolen);
+		if (err)
+			fprintf(stderr, "stress: FAIL sb_deque, owner against 2 thieves: %s\n", err);
+		record(!err);
+		urcu_memb_register_thread();
+		err = qs_fifo(200000, 2, 2);
+		urcu_memb_unregister_thread();
+		if (err)
+			fprintf(stderr, "stress: FAIL sb_fifo, 2 producers against 2 consumers: %s\n", err);
+		record(!err);
+		fprintf(stderr, "stress: queues      deque stolen=%llu, fifo done\n", (unsigned long long)stolen);
 		char list[128];
 		snprintf(list, sizeof list, "%s", threads);
 		for (char *tok = strtok(list, ","); tok; tok = strtok(NULL, ",")) {
@@ -336,6 +441,7 @@ int main(int argc, char **argv)
 				uint64_t t0 = sb_now_ns();
 				record(scenario_mixed((*p)->name, n, seed));
 				record(scenario_cancel((*p)->name, n, seed));
+				record(scenario_sleepers((*p)->name, n, seed, ((p - sb_policies) + r) & 1)); /* alternate the barriers */
 				fprintf(stderr, "stress: %-12s threads=%d chaos=%llu  %.2f s\n", (*p)->name, n,
 					(unsigned long long)seed, (double)(sb_now_ns() - t0) / 1e9);
 			}

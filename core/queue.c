@@ -1,0 +1,170 @@
+/*
+ * queue.c - the cold paths of the queues in queue.h: creating and growing sb_deque, and the
+ * segments of sb_fifo (a process-wide pool, refilled by RCU callbacks).
+ *
+ * The pool is shared by every sb_fifo of every runtime, so a segment retired by call_rcu never
+ * refers back to a queue that may be gone by the time the callback runs. It holds at most
+ * POOL_MAX segments; beyond that they are freed. Under ThreadSanitizer they are never freed:
+ * the sanitizer cannot see liburcu's grace periods, and would report the free of a segment
+ * that other threads read (atomically, long before) as a race. The pool's mutex is taken once
+ * per SB_FIFO_SEG pushes.
+ */
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "queue.h"
+
+/* ---- sb_deque ---- */
+
+static struct sb_deque_buf *buf_new(uint32_t cap)
+{
+	struct sb_deque_buf *b = malloc(sizeof *b + (size_t)cap * sizeof b->slot[0]);
+	if (!b)
+		return NULL;
+	b->older = NULL;
+	b->mask = cap - 1;
+	for (uint32_t i = 0; i < cap; i++)
+		atomic_init(&b->slot[i], NULL);
+	return b;
+}
+
+int sb_deque_init(struct sb_deque *d, unsigned log2cap)
+{
+	memset(d, 0, sizeof *d);
+	struct sb_deque_buf *b = buf_new((uint32_t)1 << log2cap);
+	if (!b)
+		return -ENOMEM;
+	atomic_init(&d->ts, 0);
+	atomic_init(&d->splitreq, 0);
+	atomic_init(&d->buf, b);
+	atomic_init(&d->head, 0);
+	d->obuf = b;
+	d->omask = b->mask;
+	return 0;
+}
+
+void sb_deque_fini(struct sb_deque *d)
+{
+	struct sb_deque_buf *b = d->obuf;
+	while (b) {
+		struct sb_deque_buf *older = b->older;
+		free(b);
+		b = older;
+	}
+	d->obuf = NULL;
+}
+
+int sb_deque_grow(struct sb_deque *d)
+{
+	struct sb_deque_buf *ob = d->obuf;
+	if (ob->mask >= (1u << 29))
+		return -ENOMEM; /* 2^30 slots: the 32-bit indices need the rest of their range */
+	struct sb_deque_buf *nb = buf_new(2 * (ob->mask + 1));
+	if (!nb)
+		return -ENOMEM;
+	uint32_t h = atomic_load_explicit(&d->head, memory_order_relaxed);
+	/* [otail, head) covers every live slot: the real tail is at or after otail. Slots that
+	 * thieves took meanwhile are copied too, harmlessly: their CAS already moved the tail. */
+	for (uint32_t i = d->otail; i != h; i++)
+		atomic_store_explicit(&nb->slot[i & nb->mask],
+				      atomic_load_explicit(&ob->slot[i & ob->mask], memory_order_relaxed),
+				      memory_order_relaxed);
+	nb->older = ob;
+	d->obuf = nb;
+	d->omask = nb->mask;
+	/* release: publishes the copied slots; pairs with the thieves' acquire load of buf */
+	atomic_store_explicit(&d->buf, nb, memory_order_release);
+	return 0;
+}
+
+/* ---- sb_fifo segments ---- */
+
+#define POOL_MAX 1024
+
+static pthread_mutex_t pool_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct sb_fifo_seg *pool;  /* linked through `next` (relaxed: under pool_lock) */
+static size_t pool_len;
+static _Atomic uint64_t nr_seg_alloc; /* segments ever taken from the allocator */
+
+uint64_t sb_fifo_segments_allocated(void)
+{
+	/* relaxed: a statistic */
+	return atomic_load_explicit(&nr_seg_alloc, memory_order_relaxed);
+}
+
+struct sb_fifo_seg *sb_fifo_seg_new(uint64_t base)
+{
+	pthread_mutex_lock(&pool_lock);
+	struct sb_fifo_seg *s = pool;
+	if (s) {
+		pool = atomic_load_explicit(&s->next, memory_order_relaxed);
+		pool_len--;
+	}
+	pthread_mutex_unlock(&pool_lock);
+	if (!s) {
+		atomic_fetch_add_explicit(&nr_seg_alloc, 1, memory_order_relaxed);
+		/* aligned_alloc wants a size that is a multiple of the alignment */
+		s = aligned_alloc(SB_CACHELINE, (sizeof *s + SB_CACHELINE - 1) / SB_CACHELINE * SB_CACHELINE);
+		if (!s) {
+			fprintf(stderr, "%s:%d: out of memory allocating a queue segment\n", __FILE__, __LINE__);
+			abort();
+		}
+	}
+	/* relaxed: nobody else can reach s until it is linked (release) or, for a reused one,
+	 * every reader of its previous life has left its critical section (grace period) */
+	atomic_store_explicit(&s->base, base, memory_order_relaxed);
+	atomic_store_explicit(&s->next, NULL, memory_order_relaxed);
+	for (unsigned i = 0; i < SB_FIFO_SEG; i++)
+		atomic_store_explicit(&s->cells[i], NULL, memory_order_relaxed);
+	return s;
+}
+
+void sb_fifo_seg_unused(struct sb_fifo_seg *s)
+{
+	bool keep = true;
+	pthread_mutex_lock(&pool_lock);
+#ifndef __SANITIZE_THREAD__
+	keep = pool_len < POOL_MAX;
+#endif
+	if (keep) {
+		atomic_store_explicit(&s->next, pool, memory_order_relaxed);
+		pool = s;
+		pool_len++;
+	}
+	pthread_mutex_unlock(&pool_lock);
+	if (!keep)
+		free(s);
+}
+
+static void seg_reclaim(struct rcu_head *h)
+{
+	sb_fifo_seg_unused(caa_container_of(h, struct sb_fifo_seg, rcu));
+}
+
+void sb_fifo_seg_retire(struct sb_fifo_seg *s)
+{
+	urcu_memb_call_rcu(&s->rcu, seg_reclaim);
+}
+
+int sb_fifo_init(struct sb_fifo *q)
+{
+	struct sb_fifo_seg *s = sb_fifo_seg_new(0);
+	atomic_init(&q->enq, 0);
+	atomic_init(&q->deq, 0);
+	atomic_init(&q->head, s);
+	atomic_init(&q->tail, s);
+	return 0;
+}
+
+void sb_fifo_fini(struct sb_fifo *q)
+{
+	struct sb_fifo_seg *s = atomic_load_explicit(&q->head, memory_order_relaxed);
+	while (s) {
+		struct sb_fifo_seg *next = atomic_load_explicit(&s->next, memory_order_relaxed);
+		sb_fifo_seg_unused(s);
+		s = next;
+	}
+	atomic_store_explicit(&q->head, NULL, memory_order_relaxed);
+	atomic_store_explicit(&q->tail, NULL, memory_order_relaxed);
+}

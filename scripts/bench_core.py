@@ -1,0 +1,271 @@
+#!/usr/bin/python3
+"""bench_core.py - the hot path of the work-stealing family next to oneTBB and libgomp.
+
+    bench_core.py [--schedbed BIN] [--peers DIR] [--reps N] [--fib N] [--chain N] [--out DIR]
+                  [--no-callgrind]
+
+Contenders, each run REPS times (at least 5), alternating A B C ... A B C so that the machine's
+drift hits all alike:
+  chain   a chain of --chain tasks (each spawns the next) on 1 worker: stealing lifo, stealing fifo
+  fib     fib(--fib), no work per task, on 1 and on 2 workers: stealing lifo, stealing fifo,
+          oneTBB task_group, libgomp tasks (peers/, built from the Debian packages)
+Each run is one process that computes twice and times the second round, so that first-touch
+page faults and pool start-up are left out alike: schedbed runs two jobs (`schedbed run -n 2`)
+and the time is the second job's latency from jobs.csv (submit to completion), its task count
+half the tasks the workers ran; a peer (peers/*.c) times its own second round. Reported per task:
+median and min..max over the runs, the 2-worker speedup (median time at 1 worker over median at
+2), and instructions per task from callgrind on a 1-worker run (the difference between two
+problem sizes, so start-up is left out), where valgrind is installed.
+
+The spawned-task count differs by design: schedbed's fib is in continuation style (a node task
+spawns its two children; the last child to finish spawns the join task), the peers' is one task
+per call that waits for its children. So the table also gives ns per fib call, the time of the
+whole computation over the calls, which compares like with like.
+
+Writes OUT/bench.csv (one row per run), OUT/table.csv, OUT/table.md and OUT/machine.txt, and
+prints the table. This is a benchmark, never a test: on a shared machine the numbers are
+indicative, ratios from one run are what to compare.
+"""
+import argparse
+import csv
+import json
+import os
+import platform
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+from sbresults import die
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def fib_calls(n):
+    """Calls of the recursive fib(n) other than the root: the peers' task count."""
+    calls = [1, 1]  # fib(0) and fib(1) make no further call
+    for i in range(2, n + 1):
+        calls.append(1 + calls[i - 1] + calls[i - 2])
+    return calls[n] - 1
+
+
+def machine():
+    model = "unknown"
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    model = line.split(":", 1)[1].strip()
+                    break
+    except OSError:
+        pass
+    return {"cpu": model, "cores": os.cpu_count(), "kernel": platform.release(),
+            "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+
+
+def schedbed_argv(sb, c, size, threads):
+    if c["kind"] == "chain":
+        wl = ["--workload", "micro", "--set", "pattern=chain", "--set", f"length={size}"]
+    else:
+        wl = ["--workload", "forkjoin", "--set", "which=fib", "--set", f"n={size}", "--set", "work_ns=0"]
+    return [sb, "run", "--policy", "stealing", "--set", f"local_order={c['order']}", "--threads", str(threads),
+            "-n", "2", "--warmup", "0", "-q"] + wl
+
+
+def run_schedbed(sb, c, size, threads):
+    with tempfile.TemporaryDirectory(prefix="bench-core-") as d:
+        out = os.path.join(d, "run")
+        r = subprocess.run(schedbed_argv(sb, c, size, threads) + ["--out", out], capture_output=True, text=True)
+        if r.returncode != 0:
+            die(f"schedbed failed ({' '.join(schedbed_argv(sb, c, size, threads))}): {r.stderr.strip()}", 1)
+        with open(os.path.join(out, "jobs.csv")) as f:
+            rows = list(csv.DictReader(f))
+        with open(os.path.join(out, "summary.json")) as f:
+            s = json.load(f)
+    if len(rows) != 2 or any(r["status"] != "ok" for r in rows):
+        die(f"schedbed run did not end with two good jobs: {rows}", 1)
+    last = max(rows, key=lambda r: int(r["submit_ns"]))
+    ns = int(last["end_ns"]) - int(last["submit_ns"])
+    return ns, job_tasks(s)
+
+
+def job_tasks(summary):
+    """Tasks of one of the run's two jobs (the jobs are identical): what the workers ran, less
+    the teardowns, halved."""
+    w = summary["counters"]["window"]
+    return (w["tasks"] - w["teardowns"]) // 2
+
+
+def run_peer(exe, c, size, threads):
+    r = subprocess.run([exe, c["kind"], str(size), str(threads)], capture_output=True, text=True)
+    if r.returncode != 0:
+        die(f"{exe} failed: {r.stderr.strip()}", 1)
+    per, tasks, _ = r.stdout.split()
+    return float(per) * float(tasks), int(float(tasks))
+
+
+def callgrind_ir(argv):
+    """Instructions executed by argv under callgrind (all threads), or None."""
+    with tempfile.TemporaryDirectory(prefix="bench-core-cg-") as d:
+        out = os.path.join(d, "cg.out")
+        r = subprocess.run(["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}"] + argv,
+                           capture_output=True, text=True, cwd=d)
+        if r.returncode != 0 or not os.path.exists(out):
+            return None
+        with open(out) as f:
+            for line in f:
+                if line.startswith("summary:") or line.startswith("totals:"):
+                    return int(line.split()[1])
+    return None
+
+
+def instructions_per_task(c, sb, peers, small, large):
+    """(Ir(large) - Ir(small)) / (tasks(large) - tasks(small)) on 1 worker."""
+    irs, tasks = [], []
+    for size in (small, large):
+        with tempfile.TemporaryDirectory(prefix="bench-core-ir-") as d:
+            if c["peer"]:
+                argv = [os.path.join(peers, c["peer"]), c["kind"], str(size), "1"]
+                n = 2 * (fib_calls(size) if c["kind"] == "fib" else size)  # both rounds
+            else:
+                argv = schedbed_argv(sb, c, size, 1) + ["--out", os.path.join(d, "run")]
+                n = None
+            ir = callgrind_ir(argv)
+            if ir is None:
+                return None
+            if n is None:
+                with open(os.path.join(d, "run", "summary.json")) as f:
+                    n = 2 * job_tasks(json.load(f))  # callgrind counts both rounds
+        irs.append(ir)
+        tasks.append(n)
+    return (irs[1] - irs[0]) / (tasks[1] - tasks[0])
+
+
+def speedup_text(v):
+    return "" if v is None else f"{v:.2f}x"
+
+
+def fmt(v):
+    return "-" if v is None else (f"{v:.1f}" if v < 100 else f"{v:.0f}")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--schedbed", default="build/release/schedbed")
+    ap.add_argument("--peers", default=None, help="directory with peers_tbb and peers_omp (default: schedbed's)")
+    ap.add_argument("--reps", type=int, default=5)
+    ap.add_argument("--fib", type=int, default=32)
+    ap.add_argument("--chain", type=int, default=1000000)
+    ap.add_argument("--out", default=None)
+    ap.add_argument("--no-callgrind", action="store_true")
+    a = ap.parse_args()
+    if a.reps < 5:
+        die(f"--reps {a.reps}: at least 5 runs per contender (medians with min..max need them)")
+    if not 2 <= a.fib <= 35:
+        die(f"--fib {a.fib}: valid range is 2..35")
+    if a.chain < 1000:
+        die(f"--chain {a.chain}: at least 1000 tasks")
+    a.schedbed = os.path.abspath(a.schedbed)  # callgrind runs in a scratch directory
+    peers = os.path.abspath(a.peers or os.path.dirname(a.schedbed))
+    for exe in (a.schedbed, os.path.join(peers, "peers_tbb"), os.path.join(peers, "peers_omp")):
+        if not os.access(exe, os.X_OK):
+            die(f"{exe} is missing (make bench-core builds it)")
+    out = a.out or os.path.join("results", "bench-core", time.strftime("%Y%m%dT%H%M%SZ", time.gmtime()))
+    if os.path.exists(out) and os.listdir(out):
+        die(f"{out} exists and is not empty; give a new directory")
+    os.makedirs(out, exist_ok=True)
+
+    S = lambda kind, order: {"kind": kind, "order": order, "peer": None}
+    P = lambda kind, peer: {"kind": kind, "order": None, "peer": peer}
+    names = {"lifo": "stealing lifo", "fifo": "stealing fifo", "peers_tbb": "oneTBB task_group",
+             "peers_omp": "libgomp tasks"}
+    contenders = []
+    for order in ("lifo", "fifo"):
+        contenders.append(("chain", 1, S("chain", order)))
+    for threads in (1, 2):
+        for c in (S("fib", "lifo"), S("fib", "fifo"), P("fib", "peers_tbb"), P("fib", "peers_omp")):
+            contenders.append(("fib", threads, c))
+    label = lambda kind, threads, c: (f"{'chain' if kind == 'chain' else f'fib({a.fib})'} {threads}w "
+                                      f"{names[c['order'] or c['peer']]}")
+    m = machine()
+    with open(os.path.join(out, "machine.txt"), "w") as f:
+        for k, v in m.items():
+            f.write(f"{k}: {v}\n")
+    print(f"bench-core: {m['cpu']}, {m['cores']} cores; {len(contenders)} contenders x {a.reps} runs, "
+          f"alternating; writing {out}", flush=True)
+
+    runs = {label(*x): [] for x in contenders}
+    rows = []
+    total, done = len(contenders) * a.reps, 0
+    for rep in range(a.reps):
+        for kind, threads, c in contenders:
+            size = a.chain if kind == "chain" else a.fib
+            if c["peer"]:
+                ns, tasks = run_peer(os.path.join(peers, c["peer"]), c, size, threads)
+            else:
+                ns, tasks = run_schedbed(a.schedbed, c, size, threads)
+            calls = fib_calls(size) if kind == "fib" else size
+            lb = label(kind, threads, c)
+            runs[lb].append((ns, tasks, calls))
+            rows.append({"contender": lb, "rep": rep + 1, "threads": threads, "ns": round(ns), "tasks": tasks,
+                         "ns_per_task": ns / tasks, "ns_per_call": ns / calls})
+            done += 1
+            print(f"[{done}/{total}] {lb}: {ns / tasks:.2f} ns/task ({ns / 1e6:.1f} ms)", flush=True)
+    with open(os.path.join(out, "bench.csv"), "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=list(rows[0].keys()))
+        w.writeheader()
+        w.writerows(rows)
+
+    ir = {}
+    if not a.no_callgrind and shutil.which("valgrind"):
+        print("instructions per task (callgrind, 1 worker)...", flush=True)
+        for kind, threads, c in contenders:
+            if threads != 1:
+                continue
+            small, large = ((a.chain // 10, a.chain // 5) if kind == "chain" else (max(a.fib - 12, 2), max(a.fib - 10, 3)))
+            ir[label(kind, 1, c)] = instructions_per_task(c, a.schedbed, peers, small, large)
+            print(f"  {label(kind, 1, c)}: {fmt(ir[label(kind, 1, c)])}", flush=True)
+
+    def stat(lb, i):
+        v = [r[0] / r[i] for r in runs[lb]]
+        return statistics.median(v), min(v), max(v)
+
+    table = []
+    for kind, threads, c in contenders:
+        lb = label(kind, threads, c)
+        med, lo, hi = stat(lb, 1)
+        cmed, clo, chi = stat(lb, 2)
+        speedup = None
+        if threads == 2:
+            one = label(kind, 1, c)
+            speedup = statistics.median(r[0] for r in runs[one]) / statistics.median(r[0] for r in runs[lb])
+        table.append({"contender": lb, "tasks": runs[lb][0][1], "ns_per_task_median": med, "ns_per_task_min": lo,
+                      "ns_per_task_max": hi, "ns_per_call_median": cmed, "ns_per_call_min": clo,
+                      "ns_per_call_max": chi, "speedup_2w": speedup, "instructions_per_task": ir.get(lb)})
+    with open(os.path.join(out, "table.csv"), "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=list(table[0].keys()))
+        w.writeheader()
+        w.writerows(table)
+    md = [f"# bench-core, {m['date']}", "",
+          f"Machine: {m['cpu']}, {m['cores']} cores, Linux {m['kernel']}. {a.reps} runs per contender, "
+          f"alternating; median (min..max). Command: `make bench-core` "
+          f"(scripts/bench_core.py --reps {a.reps} --fib {a.fib} --chain {a.chain}).", "",
+          "| contender | tasks | ns per task | ns per fib call | 2-worker speedup | instructions per task |",
+          "|---|---:|---:|---:|---:|---:|"]
+    for t in table:
+        call = (f"{fmt(t['ns_per_call_median'])} ({fmt(t['ns_per_call_min'])}..{fmt(t['ns_per_call_max'])})"
+                if t["contender"].startswith("fib") else "")
+        md.append(f"| {t['contender']} | {t['tasks']} | {fmt(t['ns_per_task_median'])} "
+                  f"({fmt(t['ns_per_task_min'])}..{fmt(t['ns_per_task_max'])}) | {call} | "
+                  f"{speedup_text(t['speedup_2w'])} | "
+                  f"{fmt(t['instructions_per_task'])} |")
+    with open(os.path.join(out, "table.md"), "w") as f:
+        f.write("\n".join(md) + "\n")
+    print("\n".join(md[4:]))
+    print(f"bench-core: {out}")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

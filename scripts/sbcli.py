@@ -1,0 +1,46 @@
+"""sbcli.py - what every script shares that needs nothing beyond Python's standard library: the
+one-line error, comma-separated lists, latencies and rates for labels.
+
+Kept apart from sbresults.py (which loads matplotlib and numpy) so that sweep.py can run a
+manifest line on a cluster node that has a bare python3.
+"""
+import math
+import os
+import sys
+
+PROG = os.path.basename(sys.argv[0])
+
+
+def die(msg, status=2):
+    """One line naming the problem, then exit (2: bad input, as schedbed itself)."""
+    print(f"{PROG}: {msg}", file=sys.stderr)
+    sys.exit(status)
+
+
+def split_list(text, what):
+    items = [x.strip() for x in text.split(",") if x.strip()]
+    if not items:
+        die(f"{what}: give a comma-separated list")
+    return items
+
+
+def fmt_ns(v):
+    """A latency for a label: 850 ns, 12.3 µs, 4.56 ms, 1.20 s."""
+    if v is None or not math.isfinite(v):
+        return "-"
+    if v < 1e3:
+        return f"{v:.0f} ns"
+    if v < 1e6:
+        return f"{v / 1e3:.1f} µs"
+    if v < 1e9:
+        return f"{v / 1e6:.2f} ms"
+    return f"{v / 1e9:.2f} s"
+
+
+def fmt_rate(v):
+    if v is None or not math.isfinite(v):
+        return "-"
+    for scale, unit in ((1e9, "G"), (1e6, "M"), (1e3, "k")):
+        if abs(v) >= scale:
+            return f"{v / scale:.3g}{unit}"
+    return f"{v:.3g}"

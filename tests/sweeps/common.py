@@ -1,0 +1,68 @@
+"""common.py - what the sweep tests share: small manifests of real schedbed runs, the sweep.py
+command line, and a runner that prints one line per test and the closing "N passed, M failed"
+that .ci/run adds up.
+
+A test here runs scripts/sweep.py as a user would (a subprocess) on manifests of tiny bounded
+runs (tens of jobs, a fraction of a second each), so that what is checked is the program's
+behaviour, not a model of it.
+"""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import traceback
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+SWEEP = os.path.join(ROOT, "scripts", "sweep.py")
+PY = sys.executable
+
+
+def config(label, policy="stealing", sets=("pattern=chain", "length=50"), jobs=20, args=()):
+    """A bounded micro run: its job and task counts depend on the seed only, not on timing."""
+    return {"label": label, "policy": policy, "workload": "micro", "set": list(sets),
+            "args": ["--jobs", str(jobs)] + list(args)}
+
+
+def description(tmp, name, configs, reps=2, timing=True, **more):
+    path = os.path.join(tmp, name + ".json")
+    with open(path, "w") as f:
+        json.dump({"question": f"test sweep {name}", "bounded": True, "timing": timing, "reps": reps,
+                   "common": ["--threads", "2"], "configs": configs, "metrics": [], **more}, f)
+    return path
+
+
+def sweep(*args, timeout=300, check=None):
+    """sweep.py ARGS; returns (exit status, stdout, stderr). check=N asserts the exit status."""
+    p = subprocess.run([PY, SWEEP] + [str(a) for a in args], capture_output=True, text=True, timeout=timeout)
+    if check is not None and p.returncode != check:
+        raise AssertionError(f"sweep.py {' '.join(map(str, args))}: exit {p.returncode}, wanted {check}\n"
+                             f"{p.stdout}{p.stderr}")
+    return p.returncode, p.stdout, p.stderr
+
+
+def manifest(d):
+    with open(os.path.join(d, "manifest.jsonl")) as f:
+        return [json.loads(x) for x in f]
+
+
+def status(d, run_id):
+    with open(os.path.join(d, "status", run_id + ".json")) as f:
+        return json.load(f)
+
+
+def run_tests(tests, header):
+    """Each test gets a fresh temporary directory; prints one line each and the tally."""
+    print(header, flush=True)
+    passed = failed = 0
+    for t in tests:
+        with tempfile.TemporaryDirectory(prefix="sweeptest-") as tmp:
+            try:
+                t(tmp)
+                passed += 1
+                print(f"  pass  {t.__name__}", flush=True)
+            except Exception:
+                failed += 1
+                print(f"  FAILED {t.__name__}:\n" + traceback.format_exc(), flush=True)
+    print(f"{passed} passed, {failed} failed")
+    return 1 if failed else 0

@@ -1,0 +1,310 @@
+#!/usr/bin/python3
+"""test_sweep.py - manifests, the local runner, collect, and make reproduce's directory rules.
+
+    test_sweep.py [--schedbed BIN]
+
+Every test runs scripts/sweep.py (or experiments.py) on real, tiny schedbed runs and checks what
+a user relies on: the PAPER.md descriptions expand to stable, machine-free manifests; a finished
+run is not repeated; timing runs never overlap; a failing line, a missing program, a killed run
+and a half-written result directory each end in a message naming the run and are never
+collected; reproduce leaves results/paper/ alone unless told to update it.
+"""
+import argparse
+import csv
+import glob
+import hashlib
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from common import (PY, ROOT, SWEEP, config, description, manifest, run_tests, status, sweep)  # noqa: E402
+
+SCHEDBED = os.path.join(ROOT, "build", "release", "schedbed")
+
+
+def four_runs(tmp, timing=True, name="t"):
+    """2 configurations x 2 repetitions, expanded into tmp/<name>-sweep."""
+    desc = description(tmp, name, [config("stealing"), config("serial", policy="serial")], timing=timing)
+    d = os.path.join(tmp, name + "-sweep")
+    sweep("expand", desc, "--out", d, check=0)
+    return d
+
+
+def read_csv(path):
+    with open(path, newline="") as f:
+        return list(csv.DictReader(f))
+
+
+def test_paper_descriptions_expand_stable_and_machine_free(tmp):
+    descs = sorted(glob.glob(os.path.join(ROOT, "sweeps", "*.json")))
+    assert len(descs) >= 14, descs
+    a, b = os.path.join(tmp, "a"), os.path.join(tmp, "b")
+    sweep("expand", *descs, "--out", a, check=0)
+    sweep("expand", *descs, "--out", b, check=0)
+    ta, tb = open(os.path.join(a, "manifest.jsonl")).read(), open(os.path.join(b, "manifest.jsonl")).read()
+    assert ta == tb, "the same descriptions expanded twice gave different manifests"
+    lines = manifest(a)
+    ids = [ln["id"] for ln in lines]
+    assert len(ids) == len(set(ids)), "ids are not unique"
+    # every experiment of PAPER.md is there, with its repetitions
+    exps = {ln["tags"]["experiment"] for ln in lines}
+    for e in ("spawn", "policies", "hybrid", "wake", "batch", "sweep", "trace-cost"):
+        assert e in exps, e
+    assert sum(1 for ln in lines if ln["tags"]["experiment"] == "spawn") == 8 * 9
+    assert sum(1 for ln in lines if ln["tags"]["experiment"] == "sweep") == 5 * 5 * 2
+    host = socket.gethostname()
+    for ln in lines:
+        text = json.dumps(ln)
+        assert host not in text and ROOT not in text and tmp not in text, f"machine-specific: {text}"
+        assert not os.path.isabs(ln["out"])
+    # same directory, same manifest: kept (resume); other runs: refused, naming the file
+    sweep("expand", *descs, "--out", a, check=0)
+    code, _, err = sweep("expand", descs[0], "--out", a)
+    assert code == 2 and "describes other runs" in err, err
+    # a trial with shorter runs changes the arguments, not the runs
+    c = os.path.join(tmp, "c")
+    sweep("expand", *descs, "--out", c, "--duration", "0.5", "--reps", "1", check=0)
+    short = manifest(c)
+    assert {ln["id"] for ln in short} <= set(ids)
+    timed = [ln for ln in short if "--duration" in ln["args"]]
+    assert timed and all(ln["args"][ln["args"].index("--duration") + 1] == "0.5" for ln in timed)
+
+
+def test_run_collect_and_resume(tmp):
+    d = four_runs(tmp, timing=False)
+    code, _, err = sweep("run", d, "--schedbed", SCHEDBED)
+    assert code == 0, err
+    assert "[   4/4]" in err and "left)" in err, f"no progress lines: {err}"
+    _, out, _ = sweep("collect", d, check=0)
+    rows = read_csv(out.strip())
+    assert [r["id"] for r in rows] == [ln["id"] for ln in manifest(d)]
+    assert {(r["label"], r["rep"]) for r in rows} == {(lab, k) for lab in ("stealing", "serial") for k in "12"}
+    for r in rows:  # the summary's figures, with the run's own accounting
+        assert r["reconciliation.ok"] == "1" and r["reconciliation.jobs_done"] == "20"
+        assert r["reconciliation.tasks_run"] == "1000" and float(r["throughput"]) > 0
+        assert r["policy"] == r["label"]
+    # resumable: a second run repeats nothing
+    before = {ln["id"]: os.stat(os.path.join(d, ln["out"], "summary.json")).st_ino for ln in manifest(d)}
+    code, _, err = sweep("run", d, "--schedbed", SCHEDBED)
+    assert code == 0 and "4 finished before, 0 to run" in err, err
+    after = {ln["id"]: os.stat(os.path.join(d, ln["out"], "summary.json")).st_ino for ln in manifest(d)}
+    assert before == after, "a finished run was run again"
+
+
+def intervals(d):
+    out = []
+    for ln in manifest(d):
+        st = status(d, ln["id"])
+        out.append((st["t0"], st["t0"] + st["elapsed_s"]))
+    return sorted(out)
+
+
+def test_timing_runs_alone_others_in_parallel(tmp):
+    timed = ["--duration", "0.6", "--warmup", "0"]  # long enough that two runs started together overlap
+    cfgs = [dict(config("a"), args=timed), dict(config("b"), args=timed)]
+    timing = os.path.join(tmp, "timing")
+    sweep("expand", description(tmp, "timing", cfgs, timing=True), "--out", timing, check=0)
+    sweep("run", timing, "--schedbed", SCHEDBED, check=0)
+    iv = intervals(timing)
+    for (s0, e0), (s1, _) in zip(iv, iv[1:]):
+        assert s1 >= e0 - 0.05, f"timing runs overlapped: {iv}"
+    free = os.path.join(tmp, "free")
+    sweep("expand", description(tmp, "free", cfgs, timing=False), "--out", free, check=0)
+    sweep("run", free, "--schedbed", SCHEDBED, "--jobs", "2", check=0)
+    iv = intervals(free)
+    assert iv[1][0] < iv[0][1], f"runs marked not timing-sensitive did not run side by side with --jobs 2: {iv}"
+
+
+def test_failing_line_is_named_and_never_collected(tmp):
+    desc = description(tmp, "bad", [config("good"), config("bad", sets=("pattern=chain", "no_such_param=1"))],
+                       reps=1)
+    d = os.path.join(tmp, "bad-sweep")
+    sweep("expand", desc, "--out", d, check=0)
+    code, _, err = sweep("run", d, "--schedbed", SCHEDBED)
+    assert code == 1 and "bad.c1.r1" in err and "1 of 2 runs failed" in err, err
+    st = status(d, "bad.c1.r1")
+    assert st["state"] == "failed" and st["exit"] == 2 and "bad input" in st["message"], st
+    assert "no_such_param" in st["message"], st
+    code, _, err = sweep("collect", d)
+    assert code == 1 and "bad.c1.r1 (failed: bad input" in err, err
+    assert not os.path.exists(os.path.join(d, "runs.csv")), "collect wrote a CSV despite a failed run"
+    # not retried unless asked; retried (and failing again) when asked
+    log = os.path.join(d, "logs", "bad.c1.r1.log")
+    m0 = os.stat(log).st_mtime_ns
+    code, _, err = sweep("run", d, "--schedbed", SCHEDBED)
+    assert code == 1 and "not rerun without --retry-failed" in err and os.stat(log).st_mtime_ns == m0, err
+    code, _, err = sweep("run", d, "--schedbed", SCHEDBED, "--retry-failed")
+    assert code == 1 and os.stat(log).st_mtime_ns != m0, err
+    # a load sweep may leave out what failed, by name; the good run is collected
+    code, out, err = sweep("collect", d, "--leave-out-failed")
+    assert code == 0 and "left out bad.c1.r1" in err, err
+    assert [r["id"] for r in read_csv(out.strip())] == ["bad.c0.r1"]
+
+
+def test_missing_program_on_the_node(tmp):
+    d = four_runs(tmp)
+    code, _, err = sweep("run", d, "--schedbed", os.path.join(tmp, "nowhere", "schedbed"))
+    assert code == 2 and "not an executable" in err, err
+    # what an array task does on a node without the program
+    code, out, _ = sweep("task", d, "--index", "1", "--schedbed", os.path.join(tmp, "nowhere", "schedbed"))
+    assert code == 1, out
+    st = status(d, manifest(d)[1]["id"])
+    assert st["state"] == "failed" and "missing or not executable on " + socket.gethostname() in st["message"], st
+    code, _, err = sweep("collect", d)
+    assert code == 1 and "missing or not executable" in err and "4 of 4 runs are not finished" in err, err
+
+
+def test_killed_run_is_named_and_never_collected(tmp):
+    cfgs = [dict(config("long"), args=["--duration", "30", "--warmup", "0"])]
+    d = os.path.join(tmp, "kill")
+    sweep("expand", description(tmp, "kill", cfgs, reps=1), "--out", d, check=0)
+    p = subprocess.Popen([PY, SWEEP, "task", d, "--index", "0", "--schedbed", SCHEDBED], start_new_session=True,
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 20
+        out = os.path.join(d, manifest(d)[0]["out"])
+        # killed once schedbed is measuring: its temporary directory exists beside the final place
+        while not glob.glob(os.path.join(os.path.dirname(out), ".r1.tmp-*")):
+            assert time.monotonic() < deadline, "the run never started"
+            time.sleep(0.05)
+        os.killpg(p.pid, signal.SIGKILL)
+        p.wait(timeout=10)
+    finally:
+        if p.poll() is None:
+            os.killpg(p.pid, signal.SIGKILL)
+            p.wait()
+    code, _, err = sweep("collect", d)
+    assert code == 1 and "kill.c0.r1 (running: started" in err and "never finished" in err, err
+    code, _, err = sweep("status", d)
+    assert code == 1 and "1 running" in err, err
+    assert not os.path.exists(out), "a killed run left a result directory in place"
+
+
+def test_interrupt_starts_nothing_new(tmp):
+    cfgs = [dict(config(x), args=["--duration", "5", "--warmup", "0"]) for x in "ab"]
+    d = os.path.join(tmp, "int")
+    sweep("expand", description(tmp, "int", cfgs, reps=1), "--out", d, check=0)
+    p = subprocess.Popen([PY, SWEEP, "run", d, "--schedbed", SCHEDBED], start_new_session=True,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 20
+        while not glob.glob(os.path.join(d, "int", "c0", ".r1.tmp-*")):
+            assert time.monotonic() < deadline, "the run never started"
+            time.sleep(0.05)
+        os.killpg(p.pid, signal.SIGINT)  # what Ctrl-C does: the runner and its schedbed
+        _, err = p.communicate(timeout=20)
+    finally:
+        if p.poll() is None:
+            os.killpg(p.pid, signal.SIGKILL)
+            p.wait()
+    assert p.returncode == 130 and "interrupted with 1 runs not started" in err, err
+    assert status(d, "int.c0.r1")["exit"] == 130 and not os.path.exists(os.path.join(d, "int", "c0", "r1"))
+    assert not os.path.exists(os.path.join(d, "status", "int.c1.r1.json")), "a run started after Ctrl-C"
+
+
+def test_half_written_result_is_never_collected(tmp):
+    d = four_runs(tmp, timing=False)
+    sweep("run", d, "--schedbed", SCHEDBED, "--jobs", "2", check=0)
+    lines = manifest(d)
+    os.remove(os.path.join(d, lines[0]["out"], "summary.json"))
+    with open(os.path.join(d, lines[3]["out"], "meta.json"), "w") as f:
+        f.write('{"git": ')  # cut short
+    code, _, err = sweep("collect", d)
+    assert code == 1 and "2 of 4 runs are not finished" in err, err
+    assert f"{lines[0]['id']} (failed: recorded as done but summary.json is missing" in err, err
+    assert f"{lines[3]['id']} (failed: recorded as done but meta.json is unreadable" in err, err
+    # on request they are run again, from a clean directory, and then collected
+    sweep("run", d, "--schedbed", SCHEDBED, "--retry-failed", check=0)
+    _, out, _ = sweep("collect", d, check=0)
+    assert len(read_csv(out.strip())) == 4
+
+
+def test_slurm_batch_script_and_array(tmp):
+    """The submission itself, with a stand-in sbatch that records its arguments (the real Slurm
+    is in slurm_test.py): one array task per unfinished line, K from the timing rule."""
+    d = four_runs(tmp)
+    fake = os.path.join(tmp, "sbatch")
+    with open(fake, "w") as f:
+        f.write(f'#!/bin/sh\necho "$@" > {tmp}/sbatch.args\necho 42\n')
+    os.chmod(fake, 0o755)
+    # line 1 is finished already: it is not submitted again
+    sweep("task", d, "--index", "1", "--schedbed", SCHEDBED, check=0)
+    sweep("slurm", d, "--schedbed", SCHEDBED, "--sbatch", fake, "--partition", "short", "--time", "5:00", check=0)
+    args = open(os.path.join(tmp, "sbatch.args")).read().split()
+    assert "--array=0,2-3%1" in args, args
+    script = open(os.path.join(d, "slurm", "batch.sh")).read()
+    for want in ("#SBATCH --partition=short", "#SBATCH --time=5:00", "#SBATCH --cpus-per-task=2",
+                 f"task {os.path.abspath(d)} --schedbed {SCHEDBED}"):
+        assert want in script, (want, script)
+    sweep("slurm", d, "--schedbed", SCHEDBED, "--sbatch", fake, "--exclusive", "--max-parallel", "3", check=0)
+    args = open(os.path.join(tmp, "sbatch.args")).read().split()
+    assert "--array=0,2-3%3" in args and "#SBATCH --exclusive" in open(os.path.join(d, "slurm", "batch.sh")).read()
+
+
+def tree_digest(path):
+    h = hashlib.sha256()
+    for dirpath, dirs, files in sorted(os.walk(path)):
+        dirs.sort()
+        for name in sorted(files):
+            p = os.path.join(dirpath, name)
+            h.update(os.path.relpath(p, path).encode())
+            with open(p, "rb") as f:
+                h.update(f.read())
+    return h.hexdigest()
+
+
+def test_reproduce_leaves_paper_alone_and_compares(tmp):
+    paper = os.path.join(ROOT, "results", "paper")
+    before = tree_digest(paper)
+    out = os.path.join(tmp, "repro")
+    p = subprocess.run([PY, os.path.join(ROOT, "scripts", "experiments.py"), "--schedbed", SCHEDBED, "--reps", "1",
+                        "--duration", "0.2", "--warmup", "0", "--out", out, "placement"],
+                       capture_output=True, text=True, timeout=300, cwd=tmp)
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert tree_digest(paper) == before, "make reproduce changed results/paper/ without --update-paper"
+    vs = open(os.path.join(out, "vs-paper.md")).read()
+    # each configuration's new median next to the committed one, with the ratio
+    for label in ("preferred worker (jogasaki)", "round robin per call", "least loaded"):
+        line = next(x for x in vs.splitlines() if x.startswith(f"| {label} |"))
+        assert line.count(" / ") == 5 and "(" in line, line
+    assert os.path.exists(os.path.join(out, "placement", "table.md"))
+    assert os.path.exists(os.path.join(out, "placement", "placement.png"))
+    # into results/paper directly: refused
+    p = subprocess.run([PY, os.path.join(ROOT, "scripts", "experiments.py"), "--out", os.path.join(paper, "x"),
+                        "placement"], capture_output=True, text=True, timeout=60)
+    assert p.returncode == 2 and "--update-paper" in p.stderr, p.stderr
+    # --update-paper replaces the experiment's directory, and only it (on a copy of results/paper)
+    sys.path.insert(0, os.path.join(ROOT, "scripts"))
+    import experiments
+    fake = os.path.join(tmp, "paper")
+    shutil.copytree(paper, fake)
+    experiments.PAPER = fake
+    other = tree_digest(os.path.join(fake, "batch"))
+    experiments.update_paper(out, ["placement"])
+    assert tree_digest(os.path.join(fake, "placement")) == tree_digest(os.path.join(out, "placement"))
+    assert tree_digest(os.path.join(fake, "batch")) == other
+    assert not os.path.exists(os.path.join(fake, "placement.old"))
+
+
+TESTS = [test_paper_descriptions_expand_stable_and_machine_free, test_run_collect_and_resume,
+         test_timing_runs_alone_others_in_parallel, test_failing_line_is_named_and_never_collected,
+         test_missing_program_on_the_node, test_killed_run_is_named_and_never_collected,
+         test_interrupt_starts_nothing_new, test_half_written_result_is_never_collected, test_slurm_batch_script_and_array,
+         test_reproduce_leaves_paper_alone_and_compares]
+
+if __name__ == "__main__":
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--schedbed", default=SCHEDBED)
+    ap.add_argument("--only", help="run the tests whose name contains this")
+    a = ap.parse_args()
+    SCHEDBED = os.path.abspath(a.schedbed)
+    if not os.access(SCHEDBED, os.X_OK):
+        print(f"test_sweep.py: {SCHEDBED} is missing (make schedbed)", file=sys.stderr)
+        sys.exit(2)
+    sys.exit(run_tests([t for t in TESTS if not a.only or a.only in t.__name__], "sweep tests (scripts/sweep.py):"))
