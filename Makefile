@@ -32,7 +32,7 @@ WORKLOAD_SRC := $(wildcard workloads/*.c)
 LIB_SRC := $(CORE_SRC) $(POLICY_SRC) $(WORKLOAD_SRC)
 HDRS := $(wildcard core/*.h policies/*.h workloads/*.h harness/*.h)
 
-.PHONY: all deps test check unit canaries stress clang valgrind bench bench-core clean help schedbed compare plot sweep peers reproduce sweep-test sim-test validate-sim metg
+.PHONY: all deps test check unit canaries stress clang valgrind bench bench-core clean help schedbed compare plot sweep peers reproduce sweep-test sim-test validate-sim metg fuzz fuzz-slice
 
 ## all         build the library (make schedbed for the program)
 all: deps $(B)/release/libschedbed.a
@@ -173,10 +173,10 @@ check: deps
 
 # make test: every build first (two compilers at a time), then each step in turn with a header
 # line and the time so far; the first failing step ends it.
-TEST_STEPS := unit stress model-check sweep-test sim-test clang valgrind
+TEST_STEPS := unit stress model-check sweep-test sim-test fuzz-slice clang valgrind
 TEST_BUILDS = $(B)/release/schedbed $(B)/tests/schedbed-tests $(foreach v,tsan asan,$(B)/$(v)/stress $(B)/$(v)/schedbed \
 	$(B)/$(v)/canary) $(B)/clang/schedbed
-## test        everything CI runs: builds, the Criterion suite, sanitizer canaries and stress runs, the model check, the sweep tests, the simulator tests, clang and valgrind
+## test        everything CI runs: builds, the Criterion suite, sanitizer canaries and stress runs, the model check, the sweep tests, the simulator tests, a fuzz slice, clang and valgrind
 test: deps
 	@start=$$(date +%s); \
 	echo "== test: build (gcc release, ThreadSanitizer, AddressSanitizer+UBSan, clang; 2 at a time)"; \
@@ -199,6 +199,19 @@ validate-sim: deps $(B)/release/schedbed
 ## sim-test    the SimGrid executor: determinism, accounting at 64 simulated workers for every policy, native/sim agreement, bad input
 sim-test: deps $(B)/release/schedbed
 	$(PYTHON) tests/sim/test_sim.py --schedbed $(B)/release/schedbed
+
+# ---- configuration fuzz (scripts/fuzz.py) ----
+FUZZ_COUNT ?= 500
+FUZZ_SEED ?= 1
+## fuzz        random valid configurations from schedbed list, with and without --check and --chaos: [FUZZ_COUNT=500] [FUZZ_SEED=1]; failures as repro commands in results/fuzz-failures.txt
+fuzz: deps $(B)/release/schedbed
+	@mkdir -p results
+	$(PYTHON) scripts/fuzz.py --schedbed $(B)/release/schedbed --count $(FUZZ_COUNT) --seed $(FUZZ_SEED) \
+		--failures results/fuzz-failures.txt
+
+## fuzz-slice  a fixed-seed slice of the fuzz, under a minute (part of make test)
+fuzz-slice: deps $(B)/release/schedbed
+	$(PYTHON) scripts/fuzz.py --schedbed $(B)/release/schedbed --count 40 --seed 1 --duration 0.3
 
 # ---- runs and plots ----
 SCHEDBED := $(B)/release/schedbed

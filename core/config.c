@@ -24,7 +24,7 @@ const struct sb_param sb_core_params[] = {
 	SB_PARAM_BOOL(C, use_preferred_worker_for_current_thread, 1, "a thread submits to its fixed preferred worker (else round robin)"),
 	SB_PARAM_BOOL(C, inplace_teardown, 0, "jobs that do not choose run teardown in place (else as a task)"),
 	SB_PARAM_INT(C, preempt_threshold, 0, 0, 3600000000, "us a task may run before it is asked to yield; 0 off"),
-	SB_PARAM_INT(C, stall_limit, 0, 0, 86400000, "ms a runnable task may wait while a worker rests before the run fails; 0 off"),
+	SB_PARAM_INT(C, stall_limit, 0, 0, 86400000, "ms queued work may wait, starved or with a worker resting, before the run fails; 0 off (check mode: 1000); at least 10"),
 	SB_PARAM_BOOL(C, check, 0, "verify scheduling invariants at run time"),
 	SB_PARAM_BOOL(C, trace, 0, "record one event per task for trace.json"),
 	SB_PARAM_INT(C, chaos, 0, 0, INT64_MAX, "seed for random yields/delays at policy call sites; 0 off"),
@@ -36,4 +36,11 @@ const struct sb_param sb_core_params[] = {
 void sb_config_default(struct sb_config *cfg)
 {
 	sb_param_defaults(sb_core_params, cfg);
+}
+
+int64_t sb_config_stall_limit(const struct sb_config *cfg)
+{
+	if (!cfg->stall_limit)
+		return cfg->check ? SB_STALL_CHECK_DEFAULT_MS : 0;
+	return cfg->stall_limit < SB_STALL_RESOLUTION_MS ? SB_STALL_RESOLUTION_MS : cfg->stall_limit;
 }

@@ -101,7 +101,9 @@ void sb_job_submit(struct sb_job *j, struct sb_task *root)
 		run_here(tc, j);
 }
 
-static void record(struct sb_thread *tc, struct sb_job *j)
+/* A job cut off by sb_rt_cancel keeps its row (status cancelled) but stays out of the latency
+ * histograms: its "latency" would be the time until the cut, not until its answer. */
+static void record(struct sb_thread *tc, struct sb_job *j, bool unfinished)
 {
 	struct sb_rt *rt = tc->rt;
 	uint64_t ws = atomic_load_explicit(&rt->win_start, memory_order_relaxed);
@@ -110,12 +112,13 @@ static void record(struct sb_thread *tc, struct sb_job *j)
 		return;
 	struct sb_rec *rec = &tc->rec;
 	struct sb_hist *h = rec->hist[j->cls];
-	if (!h) {
+	if (!h && !unfinished) {
 		h = rec->hist[j->cls] = calloc(1, sizeof *h);
 		if (!h)
 			return;
 	}
-	sb_hist_record(h, j->t_end - j->t_arrival);
+	if (!unfinished)
+		sb_hist_record(h, j->t_end - j->t_arrival);
 	if (rec->nrows >= SB_JOB_ROWS_CAP) {
 		rec->rows_dropped++;
 		return;
@@ -158,8 +161,13 @@ static void teardown_now(struct sb_thread *tc, struct sb_job *j)
 	}
 	j->t_end = sb_now_ns();
 	j->end_thread = tc->worker;
-	record(tc, j);
+	/* relaxed: the flags are the job's own, final here; the cancel bit is monotonic */
+	bool unfinished = (atomic_load_explicit(&j->flags, memory_order_relaxed) & SB_JF_CANCELLED) &&
+			  (atomic_load_explicit(&rt->slow, memory_order_relaxed) & SB_SLOW_CANCEL);
+	record(tc, j, unfinished);
 	sb_count(tc, SB_C_TEARDOWN, 1);
+	if (unfinished)
+		sb_count(tc, SB_C_UNFINISHED, 1);
 	if (j->done)
 		j->done(j);
 	if (j->holds_txn_lock)

@@ -121,7 +121,8 @@ int sb_param_set(const struct sb_param *tbl, void *obj, const char *name, const 
 		return -ENOENT;
 	}
 	void *f = field(obj, off);
-	if (!value || !*value) {
+	/* an empty text is a value (topology's default); an empty number or choice is not */
+	if (!value || (!*value && p->type != SB_P_STR)) {
 		snprintf(err, errlen, "parameter '%s' needs a value", name);
 		return -EINVAL;
 	}
@@ -223,15 +224,56 @@ static void print_one(const struct sb_param *p, FILE *f, const char *indent)
 	fprintf(f, "%s%-40s default %-10s range %-20s %s\n", indent, p->name, def, range, p->help ? p->help : "");
 }
 
-void sb_param_print(const struct sb_param *tbl, FILE *f, const char *indent, bool includes)
+/* Every parameter of tbl to one line printer; included tables in place when `includes`. */
+static void print_each(const struct sb_param *tbl, FILE *f, const char *arg, bool includes,
+		       void (*one)(const struct sb_param *, FILE *, const char *))
 {
 	for (const struct sb_param *p = tbl; p->type != SB_P_END; p++) {
 		if (p->type == SB_P_INCLUDE) {
 			if (includes)
-				sb_param_print(p->include, f, indent, true);
-		} else
-			print_one(p, f, indent);
+				print_each(p->include, f, arg, true, one);
+		} else {
+			one(p, f, arg);
+		}
 	}
+}
+
+void sb_param_print(const struct sb_param *tbl, FILE *f, const char *indent, bool includes)
+{
+	print_each(tbl, f, indent, includes, print_one);
+}
+
+static void tsv_one(const struct sb_param *p, FILE *f, const char *scope)
+{
+	char ch[512] = "";
+	fprintf(f, "%s\t%s\t", scope, p->name);
+	switch (p->type) {
+	case SB_P_INT:
+		fprintf(f, "int\t%lld\t%lld\t%lld\t", (long long)p->def, (long long)p->min, (long long)p->max);
+		break;
+	case SB_P_BOOL:
+		fprintf(f, "bool\t%s\t\t\ttrue|false", p->def ? "true" : "false");
+		break;
+	case SB_P_ENUM:
+		choices_into(p->choices, ch, sizeof ch);
+		fprintf(f, "enum\t%s\t\t\t%s", p->choices[p->def], ch);
+		break;
+	case SB_P_DOUBLE:
+		/* %.17g: read back, the printed numbers are the table's exactly */
+		fprintf(f, "double\t%.17g\t%.17g\t%.17g\t", p->ddef, p->dmin, p->dmax);
+		break;
+	case SB_P_STR:
+		fprintf(f, "text\t%s\t\t\t", p->sdef ? p->sdef : "");
+		break;
+	default:
+		return;
+	}
+	fputc('\n', f);
+}
+
+void sb_param_print_tsv(const struct sb_param *tbl, FILE *f, const char *scope)
+{
+	print_each(tbl, f, scope, true, tsv_one);
 }
 
 void sb_json_string(FILE *f, const char *s)

@@ -61,6 +61,10 @@ void sb_param_names(const struct sb_param *tbl, char *buf, size_t len);
 /* One line per parameter: name, type, default, range, help. `indent` prefixes each line.
  * `includes` false leaves out included tables (the caller names them once instead). */
 void sb_param_print(const struct sb_param *tbl, FILE *f, const char *indent, bool includes);
+/* The same, machine-readable, included tables in place: one line per parameter, tab-separated:
+ * scope, name, type (int|double|bool|enum|text), default, min, max (numbers only), choices (bool
+ * and enum, '|'-separated). Numbers are printed exactly (%.17g for doubles). */
+void sb_param_print_tsv(const struct sb_param *tbl, FILE *f, const char *scope);
 /* `"name": value` members for a JSON object (no braces), values taken from `obj`. */
 void sb_param_json(const struct sb_param *tbl, const void *obj, FILE *f, const char *indent);
 /* A JSON string literal for s (escaped; NULL is written as null). */

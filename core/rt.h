@@ -35,6 +35,15 @@ struct sb_counters {
 #define SB_HOT_INC(tc, c) sb_count((tc), (c), 1)
 #endif
 
+/* The stall watchdog's age buckets (watcher.c): tasks this thread placed into and started from
+ * the queues, per age slot (the time of placement, in steps of a quarter of the limit, modulo
+ * the slots) and job class. The owner adds with relaxed load+store; the monitor sums them. */
+#define SB_WATCH_SLOTS 16
+struct sb_watch {
+	_Atomic uint64_t placed[SB_WATCH_SLOTS][SB_MAX_CLASSES];
+	_Atomic uint64_t started[SB_WATCH_SLOTS][SB_MAX_CLASSES];
+};
+
 enum sb_thread_kind { SB_THREAD_WORKER, SB_THREAD_REQUEST, SB_THREAD_WATCHER };
 
 /* A thread's context: workers embed one; request threads and the watcher allocate one. All
@@ -58,6 +67,7 @@ struct sb_thread {
 	uint64_t since;            /* worker: when busy/idle last changed */
 
 	struct sb_counters cnt;    /* read by others (relaxed) */
+	struct sb_watch watch;     /* read by the monitor (relaxed) */
 	struct sb_rec rec;         /* histograms, job rows, trace events; read after the run */
 	bool attached;
 	struct sb_thread *next_all; /* the runtime's list of every context (under threads_lock) */
@@ -164,6 +174,7 @@ struct sb_rt {
 	struct sb_xthread monitor;
 	bool monitor_started;
 	_Atomic uint32_t monitor_seq;
+	_Atomic(const char *const *) class_names; /* for the watchdog's messages; NULL: "class N" */
 
 	/* recording window (ns); jobs submitted inside it are recorded */
 	_Atomic uint64_t win_start, win_end;
@@ -227,6 +238,8 @@ void sb_watcher_push(struct sb_rt *rt, struct sb_task *t);
 void sb_watcher_stop(struct sb_rt *rt);
 int sb_monitor_start(struct sb_rt *rt, char *err, size_t errlen);
 void sb_monitor_stop(struct sb_rt *rt);
+void sb_watch_placed(struct sb_thread *tc, struct sb_task *t);  /* a task enters a queue */
+void sb_watch_started(struct sb_thread *tc, struct sb_task *t); /* ... and leaves it (t->wslot) */
 
 /* check.c */
 void sb_fail(struct sb_rt *rt, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -61,6 +61,8 @@ enum sb_task_flags {
 	                             conditional taken too early): policies queue it behind fresh work */
 	SB_TF_BOUND    = 1u << 6, /* core private: counted in its transaction's sticky word */
 	SB_TF_DOOMED   = 1u << 7, /* core private (check mode): submitted after its job was cancelled */
+	SB_TF_CLEANUP  = 1u << 8, /* runs even when its job is cancelled: it releases a hold or ends a
+	                             transaction that others wait for; keep such a task short */
 };
 
 /* Intrusive queue link. A task sits in at most one queue at a time. */
@@ -85,7 +87,8 @@ struct sb_task {
 	int32_t pint;            /* policy scratch while the task is queued (e.g. a pending count) */
 	uint64_t seq;            /* unique per submission (check mode only) */
 	_Atomic uint32_t cstate; /* check mode: queued / running / free */
-	uint32_t cls;            /* copy of job->cls, kept here so traces need not chase the job */
+	uint16_t cls;            /* copy of job->cls, kept here so traces need not chase the job */
+	uint16_t wslot;          /* core private: the stall watchdog's age slot + 1 while queued */
 };
 
 /* ------------------------------------------------------------------------------------------ */
@@ -196,7 +199,8 @@ struct sb_config {
 	bool use_preferred_worker_for_current_thread;
 	bool inplace_teardown;           /* default teardown mode for jobs that do not choose */
 	int64_t preempt_threshold;       /* us a task may run before it is asked to yield; 0 off */
-	int64_t stall_limit;             /* ms a runnable task may wait with a worker idle; 0 off */
+	int64_t stall_limit;             /* ms queued work may wait (starved, or with a worker
+	                                    resting) before the run fails; 0 off (see below) */
 	bool check;                      /* run-time invariant checking */
 	bool trace;                      /* per-task trace events */
 	int64_t chaos;                   /* 0 off; else seed for yields/delays at policy call sites */
@@ -205,6 +209,15 @@ struct sb_config {
 
 /* Fill with defaults. */
 void sb_config_default(struct sb_config *cfg);
+
+/* The stall watchdog samples every 1 ms and wants a condition seen over ten samples before it
+ * judges, so a smaller limit is rounded up to this. */
+#define SB_STALL_RESOLUTION_MS 10
+/* Check mode verifies liveness too: with stall_limit 0 it applies this limit. */
+#define SB_STALL_CHECK_DEFAULT_MS 1000
+/* The limit the watchdog applies, in ms (0 = off): stall_limit rounded up to the resolution,
+ * or check mode's default when stall_limit is 0. */
+int64_t sb_config_stall_limit(const struct sb_config *cfg);
 
 /*
  * Create a runtime with `policy` and its parameter block `pparams` (as produced by the
@@ -232,6 +245,15 @@ unsigned sb_rt_nworkers(const struct sb_rt *rt);
 const struct sb_policy_ops *sb_rt_policy(const struct sb_rt *rt);
 /* Non-zero after a check-mode violation or a stall; the text says which and where. */
 const char *sb_rt_failure(const struct sb_rt *rt);
+/* Names of the job classes (NULL-terminated, kept by the caller for the runtime's life), so
+ * that the watchdog's messages can name them; without them it says "class N". */
+void sb_rt_set_class_names(struct sb_rt *rt, const char *const *names);
+/* Cancel every live job and every job submitted from now on, from any thread that is not a
+ * task: queued tasks are dropped as they surface (except SB_TF_CLEANUP ones), teardowns still
+ * run, and each job so ended is counted as unfinished. sb_rt_stop(SB_STOP_CANCEL) starts so. */
+void sb_rt_cancel(struct sb_rt *rt);
+/* True once sb_rt_cancel has been called: a workload that holds jobs open releases them. */
+bool sb_rt_cancelled(const struct sb_rt *rt);
 
 /* Attach / detach the calling (non-worker) thread. Detach runs (DRAIN) or drops (after a
  * CANCEL stop) anything still in the thread's own serial queue. */

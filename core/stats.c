@@ -26,6 +26,7 @@ const char *const sb_counter_names[SB_NR_COUNTERS] = {
 	[SB_C_WAKEUP_RUN] = "wakeup_runs",
 	[SB_C_WAKES_SENT] = "wakes_sent",
 	[SB_C_TEARDOWN] = "teardowns",
+	[SB_C_UNFINISHED] = "unfinished",
 	[SB_C_JOBS_SUBMITTED] = "jobs_submitted",
 	[SB_C_PREEMPT_REQ] = "preempt_requests",
 	[SB_C_BUSY_NS] = "busy_ns",

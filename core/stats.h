@@ -34,6 +34,7 @@ enum sb_counter {
 	SB_C_WAKEUP_RUN,   /* tasks run first after a suspension (jogasaki's wakeup_run) */
 	SB_C_WAKES_SENT,   /* futex wake-ups this thread issued */
 	SB_C_TEARDOWN,     /* teardowns run */
+	SB_C_UNFINISHED,   /* of which jobs ended by sb_rt_cancel (a drain that ran out) */
 	SB_C_JOBS_SUBMITTED,
 	SB_C_PREEMPT_REQ,  /* yield requests from the monitor (counted on the worker) */
 	SB_C_BUSY_NS,      /* worker: time running or looking for tasks it then found */

@@ -139,7 +139,8 @@ static inline __attribute__((always_inline)) struct sb_task *task_take(struct sb
 	t->job = j;
 	t->txn = j->txn;
 	t->flags = 0;
-	t->cls = j->cls;
+	t->cls = (uint16_t)j->cls;
+	t->wslot = 0;
 	return t;
 }
 
@@ -238,10 +239,15 @@ static SB_COLD void place_special(struct sb_thread *tc, struct sb_task *t, int w
 	}
 }
 
-/* Check mode: number the submission (for messages) and note a job already cancelled. */
-static void place_check(struct sb_thread *tc, struct sb_task *t)
+/* Check mode: number the submission (for messages) and note a job already cancelled. The
+ * stall watchdog: note when the task entered a queue. */
+static void place_note(struct sb_thread *tc, struct sb_task *t)
 {
 	struct sb_rt *rt = tc->rt;
+	if (rt->cfg.stall_limit)
+		sb_watch_placed(tc, t);
+	if (!rt->cfg.check)
+		return;
 	if (!(t->flags & SB_TF_AGAIN))
 		t->seq = atomic_fetch_add_explicit(&rt->task_seq, 1, memory_order_relaxed) + 1;
 	atomic_store_explicit(&t->cstate, 1, memory_order_relaxed);
@@ -273,19 +279,21 @@ static inline void place_wake(struct sb_thread *tc, struct sb_task *t, int where
 	place_special(tc, t, where);
 }
 
-/* sb_place with check mode, chaos or a virtual executor on. */
+/* sb_place with check mode, chaos, the monitor (the stall watchdog) or a virtual executor on. */
 static SB_COLD void place_wrapped(struct sb_thread *tc, struct sb_task *t)
 {
-	if (tc->rt->cfg.check)
-		place_check(tc, t);
+	place_note(tc, t);
 	bool stealable = !(t->flags & SB_TF_STICKY);
-	place_wake(tc, t, sb_policy_submit(tc, t, true), stealable);
+	/* relaxed: configuration bits, set before workers start */
+	bool wrap = atomic_load_explicit(&tc->rt->slow, memory_order_relaxed) & SB_SLOW_WRAP;
+	place_wake(tc, t, sb_policy_submit(tc, t, wrap), stealable);
 }
 
 SB_HOT_INLINE void sb_place(struct sb_thread *tc, struct sb_task *t)
 {
 	/* relaxed: configuration bits, set before workers start */
-	if (__builtin_expect(atomic_load_explicit(&tc->rt->slow, memory_order_relaxed) & SB_SLOW_WRAP, 0)) {
+	if (__builtin_expect(atomic_load_explicit(&tc->rt->slow, memory_order_relaxed) & (SB_SLOW_WRAP | SB_SLOW_MONITOR),
+			     0)) {
 		place_wrapped(tc, t);
 		return;
 	}
@@ -424,6 +432,8 @@ static SB_COLD void run_slow(struct sb_thread *tc, struct sb_task *t, bool stole
 	struct sb_rt *rt = tc->rt;
 	struct sb_job *j = t->job;
 
+	if (t->wslot)
+		sb_watch_started(tc, t);
 	if (t->flags & SB_TF_TEARDOWN) {
 		sb_job_run_teardown_task(tc, t);
 		return;
@@ -432,12 +442,13 @@ static SB_COLD void run_slow(struct sb_thread *tc, struct sb_task *t, bool stole
 	if (rt->cfg.check && !sb_check_run_begin(tc, t))
 		return;
 	/* acquire: pairs with the release in sb_job_cancel */
-	if ((atomic_load_explicit(&j->flags, memory_order_acquire) & SB_JF_CANCELLED) ||
-	    (atomic_load_explicit(&rt->slow, memory_order_relaxed) & SB_SLOW_CANCEL)) {
+	if (((atomic_load_explicit(&j->flags, memory_order_acquire) & SB_JF_CANCELLED) ||
+	     (atomic_load_explicit(&rt->slow, memory_order_relaxed) & SB_SLOW_CANCEL)) &&
+	    !(t->flags & SB_TF_CLEANUP)) {
 		drop(tc, t);
 		return;
 	}
-	if (rt->cfg.check && (t->flags & SB_TF_DOOMED))
+	if (rt->cfg.check && (t->flags & SB_TF_DOOMED) && !(t->flags & SB_TF_CLEANUP))
 		sb_check_doomed(tc, t);
 	if ((t->flags & SB_TF_COND) && !sb_task_ready(t)) {
 		/* memo 001: a conditional task taken before its time goes back as if not taken */

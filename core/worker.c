@@ -737,11 +737,12 @@ struct sb_rt *sb_rt_create(const struct sb_config *cfg, const struct sb_policy_o
 		return NULL;
 	}
 	rt->cfg = *cfg;
+	rt->cfg.stall_limit = sb_config_stall_limit(cfg);
 	rt->ops = policy;
 	rt->n = (unsigned)cfg->thread_count;
 	rt->chaos_seed = (uint64_t)cfg->chaos;
 	atomic_init(&rt->slow, (cfg->check ? SB_SLOW_CHECK : 0) | (cfg->trace ? SB_SLOW_TRACE : 0) |
-				       (cfg->preempt_threshold || cfg->stall_limit ? SB_SLOW_MONITOR : 0) |
+				       (cfg->preempt_threshold || rt->cfg.stall_limit ? SB_SLOW_MONITOR : 0) |
 				       (cfg->chaos ? SB_SLOW_CHAOS : 0) | (sb_exec_virtual() ? SB_SLOW_VIRTUAL : 0));
 	pthread_mutex_init(&rt->threads_lock, NULL);
 	pthread_mutex_init(&rt->depot_lock, NULL);
@@ -801,6 +802,18 @@ struct sb_rt *sb_rt_create(const struct sb_config *cfg, const struct sb_policy_o
 	return rt;
 }
 
+void sb_rt_cancel(struct sb_rt *rt)
+{
+	/* relaxed: sb_run polls it; dropping a little late is harmless */
+	atomic_fetch_or_explicit(&rt->slow, SB_SLOW_CANCEL, memory_order_relaxed);
+	wake_all(rt);
+}
+
+bool sb_rt_cancelled(const struct sb_rt *rt)
+{
+	return atomic_load_explicit(&((struct sb_rt *)rt)->slow, memory_order_relaxed) & SB_SLOW_CANCEL;
+}
+
 void sb_rt_stop(struct sb_rt *rt, enum sb_stop_mode mode)
 {
 	if (rt->stopped)
@@ -810,11 +823,8 @@ void sb_rt_stop(struct sb_rt *rt, enum sb_stop_mode mode)
 		fprintf(stderr, "%s:%d: sb_rt_stop called from a task\n", __FILE__, __LINE__);
 		abort();
 	}
-	if (mode == SB_STOP_CANCEL) {
-		/* relaxed: sb_run polls it; dropping a little late is harmless */
-		atomic_fetch_or_explicit(&rt->slow, SB_SLOW_CANCEL, memory_order_relaxed);
-		wake_all(rt);
-	}
+	if (mode == SB_STOP_CANCEL)
+		sb_rt_cancel(rt);
 	for (;;) {
 		if (tc && tc->serial.len) {
 			sb_drain_serial(tc, SIZE_MAX);
@@ -829,8 +839,12 @@ void sb_rt_stop(struct sb_rt *rt, enum sb_stop_mode mode)
 		/* acquire: pairs with the release decrement in teardown_now */
 		if (atomic_load_explicit(&rt->live_jobs, memory_order_acquire) <= 0)
 			break;
-		if (atomic_load_explicit(&rt->failed, memory_order_relaxed))
-			break; /* a failed run may never drain; the failure is the result */
+		if (atomic_load_explicit(&rt->failed, memory_order_relaxed)) {
+			/* a failed run may never drain (a starved queue, a livelock): what is queued
+			 * is dropped so the workers can stop; the failure is the result */
+			sb_rt_cancel(rt);
+			break;
+		}
 		sb_exec_park(&rt->live_seq, seq, 50 * 1000 * 1000);
 	}
 	join_workers(rt);

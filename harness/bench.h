@@ -24,8 +24,10 @@
 #include "../core/stats.h"
 #include "../workloads/workload.h"
 
-/* Exit statuses: bad input is 2 (and nothing ran), a failed run is 1. */
-enum { BENCH_EXIT_OK = 0, BENCH_EXIT_FAIL = 1, BENCH_EXIT_USAGE = 2, BENCH_EXIT_INTERRUPTED = 130 };
+/* Exit statuses: bad input is 2 (and nothing ran), a failed run is 1, a run whose pending jobs
+ * outlasted the drain time and were cancelled is 3 (its results are written). */
+enum { BENCH_EXIT_OK = 0, BENCH_EXIT_FAIL = 1, BENCH_EXIT_USAGE = 2, BENCH_EXIT_OVERLOADED = 3,
+       BENCH_EXIT_INTERRUPTED = 130 };
 
 /* Options of `run` that belong to the harness, as a parameter table so that parsing, ranges,
  * error messages and meta.json come from core/param.h like every other parameter. */
@@ -35,6 +37,7 @@ struct bench_params {
 	int64_t jobs;        /* bounded run: total jobs; 0 = timed */
 	int64_t seed;
 	int64_t trace_limit; /* most task events written to trace.json */
+	double drain;        /* s pending jobs may take after the window before they are cancelled */
 };
 extern const struct sb_param bench_param_table[];
 
@@ -50,6 +53,7 @@ struct bench_opts {
 	bool quiet;
 	const char *executor;     /* "native" or "sim" */
 	const char *sim_costs;    /* --sim-costs: the simulator's cost file */
+	bool dry_run;             /* --dry-run: everything is checked, nothing runs */
 	int argc;
 	char **argv;              /* the whole command line, for meta.json */
 };
@@ -116,6 +120,7 @@ struct bench_result {
 	bool recon_ok;
 	char recon_text[512];     /* what did not add up, when !recon_ok */
 	const char *failure;      /* sb_rt_failure(), or NULL */
+	uint64_t unfinished;      /* jobs cancelled when the drain time ran out */
 
 	struct sb_jobrow *rows;
 	size_t nrows, rows_dropped;

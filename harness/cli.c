@@ -24,9 +24,10 @@
 const struct sb_param bench_param_table[] = {
 	SB_PARAM_DOUBLE(P, duration, 10, 0.001, 86400, "seconds of measurement in a timed run (after warm-up)"),
 	SB_PARAM_DOUBLE(P, warmup, 1, 0, 3600, "seconds before the measurement window opens (bounded runs: 0)"),
-	SB_PARAM_INT(P, jobs, 0, 1, 1000000000000, "bounded run: this many jobs, then stop (0 = timed run)"),
+	SB_PARAM_INT(P, jobs, 0, 0, 1000000000000, "bounded run: this many jobs, then stop (0 = timed run)"),
 	SB_PARAM_INT(P, seed, 1, 0, INT64_MAX, "seed of every client's random generator"),
 	SB_PARAM_INT(P, trace_limit, 1000000, 1, 100000000, "most events trace.json keeps (the earliest of the window)"),
+	SB_PARAM_DOUBLE(P, drain, 5, 0, 3600, "seconds jobs still pending after the window may take; then they are cancelled (unfinished)"),
 	SB_PARAM_END,
 };
 #undef P
@@ -54,6 +55,8 @@ void bench_usage_run(FILE *f)
 	      "  -n, --jobs N           bounded run: N jobs in all, then stop (excludes --duration)\n"
 	      "      --warmup S         seconds before measuring (default 1; 0 for bounded runs)\n"
 	      "      --seed N           seed of the workload's random generators (default 1)\n"
+	      "      --drain S          seconds pending jobs may take to finish after the window\n"
+	      "                         (default 5); then they are cancelled and counted unfinished\n"
 	      "  -s, --set NAME=VALUE   set a core, policy or workload parameter; prefix core.,\n"
 	      "                         policy. or workload. when a name exists in more than one\n"
 	      "  -o, --out DIR          write the results here (a new or empty directory)\n"
@@ -64,17 +67,20 @@ void bench_usage_run(FILE *f)
 	      "      --executor E       native (threads on this machine) or sim (SimGrid: virtual time,\n"
 	      "                         any number of workers; deterministic)\n"
 	      "      --sim-costs FILE   the simulator's cost table (default: sim/costs.txt)\n"
+	      "      --dry-run          check the command line and every parameter, run nothing\n"
 	      "  -q, --quiet            no progress lines\n"
 	      "  -h, --help             this text\n"
 	      "\n"
-	      "Exit status: 0 done, 1 the run failed (invariant, stall, accounting), 2 bad input,\n"
-	      "130 interrupted (nothing half-written is left).\n"
+	      "Exit status: 0 done, 1 the run failed (invariant, starvation, stall, accounting),\n"
+	      "2 bad input, 3 overloaded: jobs still pending after the drain time were cancelled\n"
+	      "(the results are written and count them as unfinished), 130 interrupted (nothing\n"
+	      "half-written is left).\n"
 	      "Files written (jobs.csv.gz, workers.csv, summary.json, meta.json, plot.gp, trace.json), every\n"
 	      "column and key with its unit: schedbed outputs.\n",
 	      f);
 }
 
-enum { O_WARMUP = 256, O_SEED, O_TRACE, O_TRACE_LIMIT, O_CHECK, O_CHAOS, O_EXECUTOR, O_SIM_COSTS };
+enum { O_WARMUP = 256, O_SEED, O_TRACE, O_TRACE_LIMIT, O_CHECK, O_CHAOS, O_DRAIN, O_DRY_RUN, O_EXECUTOR, O_SIM_COSTS };
 
 static const struct option run_options[] = {
 	{ "policy", required_argument, NULL, 'p' },
@@ -84,6 +90,8 @@ static const struct option run_options[] = {
 	{ "jobs", required_argument, NULL, 'n' },
 	{ "warmup", required_argument, NULL, O_WARMUP },
 	{ "seed", required_argument, NULL, O_SEED },
+	{ "drain", required_argument, NULL, O_DRAIN },
+	{ "dry-run", no_argument, NULL, O_DRY_RUN },
 	{ "set", required_argument, NULL, 's' },
 	{ "out", required_argument, NULL, 'o' },
 	{ "trace", no_argument, NULL, O_TRACE },
@@ -338,6 +346,8 @@ int bench_parse_run(int argc, char **argv, struct bench_opts *o)
 			set[nset++] = SETTING(T_HARNESS, "--warmup", "warmup", optarg);
 			break;
 		case O_SEED: set[nset++] = SETTING(T_HARNESS, "--seed", "seed", optarg); break;
+		case O_DRAIN: set[nset++] = SETTING(T_HARNESS, "--drain", "drain", optarg); break;
+		case O_DRY_RUN: o->dry_run = true; break;
 		case O_TRACE_LIMIT:
 			set[nset++] = SETTING(T_HARNESS, "--trace-limit", "trace_limit", optarg);
 			break;
@@ -396,8 +406,15 @@ int bench_parse_run(int argc, char **argv, struct bench_opts *o)
 	for (size_t i = 0; i < nset; i++)
 		if (apply(o, set, i) != 0)
 			goto out;
+	if (o->jobs_set && !o->p.jobs)
+		o->jobs_set = false; /* --jobs 0: a timed run, as the listing says */
 	if (o->jobs_set && !o->warmup_set)
 		o->p.warmup = 0;
+	int64_t limit = sb_config_stall_limit(&o->core);
+	if (o->core.stall_limit && limit != o->core.stall_limit)
+		fprintf(stderr, "schedbed: note: stall_limit %lld ms is below the watchdog's resolution; using %lld ms\n",
+			(long long)o->core.stall_limit, (long long)limit);
+	o->core.stall_limit = limit; /* what the core applies, so that meta.json says it */
 	rc = 0;
 out:
 	free(set);

@@ -28,12 +28,14 @@ static void usage(FILE *f)
 
 static void usage_list(FILE *f)
 {
-	fputs("usage: schedbed list [--policies | --workloads]\n"
+	fputs("usage: schedbed list [--policies | --workloads | --params]\n"
 	      "\n"
 	      "Without options: every policy and workload with its one-line description and its\n"
 	      "parameters (name, default, range, meaning), then the core's parameters and the run options.\n"
 	      "  --policies    only the policy names, one a line (for scripts)\n"
 	      "  --workloads   only the workload names, one a line (for scripts)\n"
+	      "  --params      every parameter, one a line, tab-separated (for scripts): scope (core,\n"
+	      "                policy:NAME, workload:NAME or run), name, type, default, min, max, choices\n"
 	      "  -h, --help    this text\n",
 	      f);
 }
@@ -81,8 +83,25 @@ static void list_all(FILE *f)
 	}
 	fputs("\ncore parameters (--set NAME=VALUE or core.NAME=VALUE):\n", f);
 	sb_param_print(sb_core_params, f, "      ", true);
-	fputs("\nrun options (--duration, --warmup, --jobs, --seed, --trace-limit):\n", f);
+	fputs("\nrun options (--duration, --warmup, --jobs, --seed, --trace-limit, --drain):\n", f);
 	sb_param_print(bench_param_table, f, "      ", true);
+}
+
+static void list_params(FILE *f)
+{
+	char scope[128];
+	sb_param_print_tsv(sb_core_params, f, "core");
+	for (const struct sb_policy_ops *const *p = sb_policies; *p; p++) {
+		snprintf(scope, sizeof scope, "policy:%s", (*p)->name);
+		if ((*p)->params)
+			sb_param_print_tsv((*p)->params, f, scope);
+	}
+	for (const struct sb_workload *const *w = sb_workloads; *w; w++) {
+		snprintf(scope, sizeof scope, "workload:%s", (*w)->name);
+		if ((*w)->params)
+			sb_param_print_tsv((*w)->params, f, scope);
+	}
+	sb_param_print_tsv(bench_param_table, f, "run");
 }
 
 static int cmd_list(int argc, char **argv)
@@ -90,6 +109,7 @@ static int cmd_list(int argc, char **argv)
 	static const struct option opts[] = {
 		{ "policies", no_argument, NULL, 'P' },
 		{ "workloads", no_argument, NULL, 'W' },
+		{ "params", no_argument, NULL, 'A' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -100,15 +120,16 @@ static int cmd_list(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'P':
-		case 'W': what = c; break;
+		case 'W':
+		case 'A': what = c; break;
 		case 'h': usage_list(stdout); return BENCH_EXIT_OK;
 		default:
-			bench_error("bad option '%s' for list; valid options are: --policies, --workloads, --help", argv[optind - 1]);
+			bench_error("bad option '%s' for list; valid options are: --policies, --workloads, --params, --help", argv[optind - 1]);
 			return BENCH_EXIT_USAGE;
 		}
 	}
 	if (optind < argc) {
-		bench_error("unexpected argument '%s'; valid options are: --policies, --workloads, --help", argv[optind]);
+		bench_error("unexpected argument '%s'; valid options are: --policies, --workloads, --params, --help", argv[optind]);
 		return BENCH_EXIT_USAGE;
 	}
 	if (what == 'P')
@@ -117,6 +138,8 @@ static int cmd_list(int argc, char **argv)
 	else if (what == 'W')
 		for (const struct sb_workload *const *w = sb_workloads; *w; w++)
 			printf("%s\n", (*w)->name);
+	else if (what == 'A')
+		list_params(stdout);
 	else
 		list_all(stdout);
 	return BENCH_EXIT_OK;
@@ -152,7 +175,9 @@ int main(int argc, char **argv)
 			return rc < 0 ? BENCH_EXIT_OK : rc;
 		o.argc = argc;
 		o.argv = argv;
-		if (strcmp(o.executor, "sim") == 0) {
+		if (o.dry_run) {
+			rc = BENCH_EXIT_OK;
+		} else if (strcmp(o.executor, "sim") == 0) {
 			char err[512];
 			rc = sb_sim_run(o.sim_costs, run_body, &o, err, sizeof err);
 			if (rc < 0) {

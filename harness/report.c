@@ -96,6 +96,10 @@ void bench_write_summary(FILE *f, const struct bench_opts *o, struct bench_resul
 	bench_json_kv(f, ",\n  \"workload\": ", o->workload->name);
 	fprintf(f, ",\n  \"threads\": %u,\n  \"seed\": %lld,\n  \"window_s\": ", r->nworkers, (long long)o->p.seed);
 	sb_json_double(f, r->window_s);
+	fprintf(f, ",\n  \"drain_s\": ");
+	sb_json_double(f, o->p.drain);
+	fprintf(f, ",\n  \"unfinished\": %llu,\n  \"overloaded\": %s", (unsigned long long)r->unfinished,
+		r->unfinished ? "true" : "false");
 	fprintf(f, ",\n  \"jobs\": %llu,\n  \"throughput\": ", (unsigned long long)r->all.count);
 	sb_json_double(f, per_s((double)r->all.count, r->window_s));
 	fprintf(f, ",\n  \"tasks\": %llu,\n  \"tasks_per_s\": ", (unsigned long long)r->window_cnt[SB_C_RUN]);
@@ -144,11 +148,11 @@ void bench_write_summary(FILE *f, const struct bench_opts *o, struct bench_resul
 	fprintf(f,
 		" },\n  \"reconciliation\": { \"jobs_submitted\": %llu, \"jobs_done\": %llu, \"jobs_failed\": %llu, "
 		"\"teardowns\": %llu, \"tasks_created\": %llu, \"tasks_run\": %llu, \"yields\": %llu, \"blocked\": %llu, "
-		"\"dropped\": %llu, \"results_wrong\": %llu, \"ok\": %s },\n",
+		"\"dropped\": %llu, \"unfinished\": %llu, \"results_wrong\": %llu, \"ok\": %s },\n",
 		(unsigned long long)r->wl.jobs_submitted, (unsigned long long)r->wl.jobs_done,
 		(unsigned long long)r->wl.jobs_failed, (unsigned long long)t[SB_C_TEARDOWN],
 		(unsigned long long)r->wl.tasks_created, (unsigned long long)t[SB_C_RUN], (unsigned long long)t[SB_C_YIELD],
-		(unsigned long long)t[SB_C_BLOCKED], (unsigned long long)t[SB_C_DROPPED],
+		(unsigned long long)t[SB_C_BLOCKED], (unsigned long long)t[SB_C_DROPPED], (unsigned long long)r->unfinished,
 		(unsigned long long)r->wl.results_wrong, r->recon_ok ? "true" : "false");
 	fprintf(f,
 		"  \"recorded\": { \"job_rows\": %zu, \"job_rows_dropped\": %zu, \"trace_events\": %zu, "
@@ -360,6 +364,11 @@ void bench_print_table(FILE *f, const struct bench_opts *o, const struct bench_r
 	if (r->ev_total)
 		fprintf(f, "  trace.json: %zu of %zu recorded events (those from the window's start%s)\n", r->ev_written,
 			r->ev_total, r->ev_limited ? ", up to --trace-limit" : "");
+	if (r->unfinished && r->failure)
+		fprintf(f, "  unfinished %llu jobs: cancelled when the run failed\n", (unsigned long long)r->unfinished);
+	else if (r->unfinished)
+		fprintf(f, "  unfinished %llu jobs: still pending %g s after the window, cancelled (overloaded)\n",
+			(unsigned long long)r->unfinished, o->p.drain);
 	fprintf(f, "  accounting %s%s%s\n", r->recon_ok ? "ok" : "FAILED", r->wl.results_wrong ? ", results WRONG" : "",
 		r->failure ? ", run FAILED" : "");
 }

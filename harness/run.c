@@ -5,11 +5,15 @@
  * Owns the order of a run and the measurement window: jobs are recorded by the core only when
  * submitted inside [window start, window end), which opens when the warm-up ends and closes
  * when the run is told to stop (or a bounded run is done), so jobs still in flight at the end
- * count, and jobs submitted while stopping do not. Counters are cumulative over the whole run
+ * count, and jobs submitted while stopping do not. After the window, jobs still pending get the
+ * drain time (--drain) to finish; what is left then is cancelled and counted as unfinished, and
+ * the run exits BENCH_EXIT_OVERLOADED. Counters are cumulative over the whole run
  * (the accounting reconciles them); window rates come from relaxed snapshots at both ends.
  * Does not own the files' formats (report.c, meta.c, trace.c) or the directory (outdir.c).
  */
+#include <errno.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
@@ -73,6 +77,92 @@ static void window_open(struct sb_rt *rt, struct bench_result *r, struct window 
 	counters_now(rt, w->cnt0);
 	w->cpu0 = cpu_now();
 	sb_rt_set_window(rt, now, UINT64_MAX);
+}
+
+/* ---- the drain: pending jobs get a bounded time after the window ---- */
+
+/* A workload's stop() returns when every job it submitted has finished, which an overloaded run
+ * may never reach. While it waits, a timer thread cancels every live job (sb_rt_cancel: queued
+ * tasks are dropped, teardowns run, each such job counts as unfinished) when the drain time is
+ * up, so stop() returns. */
+struct drain {
+	struct sb_rt *rt;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	struct timespec deadline; /* CLOCK_MONOTONIC */
+	bool done;                /* stop() returned: no cancel needed (under lock) */
+	bool started;
+	pthread_t thread;
+};
+
+static void *drain_main(void *arg)
+{
+	struct drain *d = arg;
+	pthread_mutex_lock(&d->lock);
+	int e = 0;
+	/* a failed run needs no drain: what is queued may never finish (a starved queue), and
+	 * threads still running it (a request thread draining its own queue) would hold up the
+	 * stop until the deadline; so the wait looks at the failure every 10 ms */
+	while (!d->done && e != ETIMEDOUT && !sb_rt_failure(d->rt)) {
+		struct timespec slice;
+		clock_gettime(CLOCK_MONOTONIC, &slice);
+		slice.tv_nsec += 10000000L;
+		if (slice.tv_nsec >= 1000000000L) {
+			slice.tv_sec++;
+			slice.tv_nsec -= 1000000000L;
+		}
+		bool last = slice.tv_sec > d->deadline.tv_sec ||
+			    (slice.tv_sec == d->deadline.tv_sec && slice.tv_nsec >= d->deadline.tv_nsec);
+		e = pthread_cond_timedwait(&d->cond, &d->lock, last ? &d->deadline : &slice);
+		if (!last && e == ETIMEDOUT)
+			e = 0;
+	}
+	bool cancel = !d->done;
+	pthread_mutex_unlock(&d->lock);
+	if (cancel)
+		sb_rt_cancel(d->rt);
+	return NULL;
+}
+
+static void drain_start(struct drain *d, struct sb_rt *rt, double seconds)
+{
+	memset(d, 0, sizeof *d);
+	d->rt = rt;
+	pthread_mutex_init(&d->lock, NULL);
+	pthread_condattr_t ca;
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&d->cond, &ca);
+	pthread_condattr_destroy(&ca);
+	clock_gettime(CLOCK_MONOTONIC, &d->deadline);
+	double whole = (double)(time_t)seconds;
+	d->deadline.tv_sec += (time_t)seconds;
+	d->deadline.tv_nsec += (long)((seconds - whole) * 1e9);
+	if (d->deadline.tv_nsec >= 1000000000L) {
+		d->deadline.tv_sec++;
+		d->deadline.tv_nsec -= 1000000000L;
+	}
+	/* Under a virtual executor the bound would be wall time racing a simulated run from outside
+	 * it (and nondeterministic): none is kept; a simulation in which nothing can move any more
+	 * ends by itself with SimGrid's deadlock report. */
+	if (sb_exec_virtual())
+		return;
+	/* without the thread there is no bound: cancel at once rather than risk a run that never ends */
+	d->started = pthread_create(&d->thread, NULL, drain_main, d) == 0;
+	if (!d->started)
+		sb_rt_cancel(rt);
+}
+
+static void drain_end(struct drain *d)
+{
+	pthread_mutex_lock(&d->lock);
+	d->done = true;
+	pthread_cond_signal(&d->cond);
+	pthread_mutex_unlock(&d->lock);
+	if (d->started)
+		pthread_join(d->thread, NULL);
+	pthread_cond_destroy(&d->cond);
+	pthread_mutex_destroy(&d->lock);
 }
 
 /* ---- progress ---- */
@@ -302,6 +392,7 @@ int bench_run(struct bench_opts *o)
 		fprintf(stderr, "schedbed: note: %lld workers on %u hardware threads: the kernel time-slices them "
 				"(--threads %u gives one per core)\n",
 			(long long)o->core.thread_count, host.pus, host.pus);
+	sb_rt_set_class_names(rt, o->workload->classes);
 	/* trace.json keeps the earliest trace_limit events of the window; no thread needs more */
 	sb_rt_set_trace_cap(rt, (size_t)o->p.trace_limit);
 	sb_rt_set_window(rt, UINT64_MAX, UINT64_MAX); /* nothing recorded during warm-up */
@@ -352,7 +443,10 @@ int bench_run(struct bench_opts *o)
 		fputc('\n', stderr);
 
 	atomic_store(&stop, true);
+	struct drain dr;
+	drain_start(&dr, rt, o->p.drain);
 	o->workload->stop(wst);
+	drain_end(&dr);
 	sb_rt_stop(rt, SB_STOP_DRAIN);
 	r.cpu_total = cpu_now();
 	o->workload->counts(wst, &r.wl);
@@ -367,6 +461,7 @@ int bench_run(struct bench_opts *o)
 		sb_rt_worker_counters(rt, i, r.worker_cnt[i]);
 	sb_rt_other_counters(rt, r.other_cnt);
 	counters_now(rt, r.total_cnt);
+	r.unfinished = r.total_cnt[SB_C_UNFINISHED];
 	reconcile(&r);
 	sb_rt_visit_recordings(rt, visit, &col);
 	struct pstat_sink ps = { .r = &r };
@@ -398,6 +493,10 @@ int bench_run(struct bench_opts *o)
 			bench_error("run failed: %llu wrong results; the first: %s", (unsigned long long)r.wl.results_wrong,
 				    r.wl.wrong_text);
 			rc = BENCH_EXIT_FAIL;
+		} else if (r.unfinished) {
+			bench_error("run overloaded: %llu jobs still pending %g s after the window were cancelled "
+				    "(counted as unfinished in summary.json)", (unsigned long long)r.unfinished, o->p.drain);
+			rc = BENCH_EXIT_OVERLOADED;
 		}
 	}
 	o->workload->destroy(wst);

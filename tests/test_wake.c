@@ -8,10 +8,11 @@
  * a sleeper to steal when nobody is searching. Each job is ~200 ms of busy work in small tasks.
  *
  * Asserted per worker, from counters kept by the task bodies and by a sampler thread:
- *   - each worker ran at least 10% of the work (a lost wake leaves the sleeper at 0%; a loaded
- *     2-core machine still gives each runnable worker far more than 10% over 200 ms);
- *   - neither worker was suspended in more than half of the samples taken while tasks were
- *     queued (a lost wake: the sleeper is suspended in nearly all of them).
+ *   - each worker ran at least 3% of the work (a lost wake leaves the sleeper at 0 of 4096 units;
+ *     the bound is low because the suite runs two tests side by side on a 2-core machine, where
+ *     a heavily loaded run once gave lanes' second worker 4.5%);
+ *   - neither worker was suspended in more than three quarters of the samples taken while tasks
+ *     were queued (a lost wake: the sleeper is suspended in every one of them).
  * Nothing here is timed: the samples only tell suspended from not while work waits.
  */
 #include <pthread.h>
@@ -26,8 +27,8 @@
 #define WK_YR_TASKS 64              /* yield/resume: tasks ... */
 #define WK_YR_SLICES 8              /* ... of this many slices, a yield between two */
 #define WK_YR_SLICE_NS 400000       /* 64 x 8 x 400 us = 205 ms */
-#define WK_MIN_SHARE 0.10
-#define WK_MAX_ASLEEP 0.5
+#define WK_MIN_SHARE 0.03
+#define WK_MAX_ASLEEP 0.75
 
 static struct {
 	_Atomic uint64_t units[2];      /* leaves or slices run, per worker */

@@ -125,7 +125,9 @@ static enum sb_result bulk_task(struct sb_task *t)
 		sb_job_put(lc->ring[lc->head++ % bulk]);
 	if (wl_stopping(&l->cs))
 		lc->rows_left = 0; /* the run is over: the rest of the file is not read */
-	while (lc->tail - lc->head < bulk && lc->rows_left) {
+	/* filling many free slots may take long (read_ns per row): a stop ends it between rows, so
+	 * that the run's drain is not held up by one task that cannot be cancelled while it runs */
+	while (lc->tail - lc->head < bulk && lc->rows_left && !wl_stopping(&l->cs)) {
 		sb_work_ns((uint64_t)l->p.read_ns);
 		struct sb_job *j = insert_job(l, lc->txn, wl_job_done, l);
 		uint64_t ns = wl_cost(&lc->rng, l->p.dist, (double)l->p.write_ns);
@@ -145,8 +147,11 @@ static void chain_done(struct sb_job *j)
 	struct chain *ch = j->arg;
 	struct load *l = ch->lc->l;
 	wl_count_done(&l->cs, j);
-	/* the block's next step, as a task of the load job (kept open by the chain's hold) */
-	sb_spawn(wl_task(&l->cs, ch->lc->job, step_task, ch));
+	/* the block's next step, as a task of the load job (kept open by the chain's hold). It runs
+	 * even in a cancelled run: it is what ends the block's transaction and releases the hold. */
+	struct sb_task *t = wl_task(&l->cs, ch->lc->job, step_task, ch);
+	t->flags |= SB_TF_CLEANUP;
+	sb_spawn(t);
 }
 
 static enum sb_result step_task(struct sb_task *t)
@@ -165,7 +170,7 @@ static enum sb_result step_task(struct sb_task *t)
 		ch->in_flight = false;
 		sb_job_put(prev);
 	}
-	if (wl_stopping(&l->cs))
+	if (wl_stopping(&l->cs) || sb_rt_cancelled(l->cs.env->rt))
 		ch->rows_left = 0; /* the run is over: finish this block's transaction, start no other */
 	if (ch->txn && !ch->rows_left) {
 		sb_txn_end(ch->txn);
@@ -175,7 +180,7 @@ static enum sb_result step_task(struct sb_task *t)
 		uint64_t total = (uint64_t)(l->p.files * l->p.blocks);
 		/* relaxed: hands out block numbers; nothing else is ordered by it */
 		uint64_t b = atomic_fetch_add_explicit(&lc->next_block, 1, memory_order_relaxed);
-		if (b >= total || wl_stopping(&l->cs)) {
+		if (b >= total || wl_stopping(&l->cs) || sb_rt_cancelled(l->cs.env->rt)) {
 			sb_job_release(t->job); /* this chain is finished */
 			return SB_DONE;
 		}
@@ -212,7 +217,9 @@ static enum sb_result blocks_task(struct sb_task *t)
 		atomic_store_explicit(&ch->prev, NULL, memory_order_relaxed); /* the spawn publishes it */
 		ch->rows_left = 0;
 		sb_job_hold(t->job); /* released when the chain runs out of blocks */
-		sb_spawn(wl_task(&l->cs, t->job, step_task, ch));
+		struct sb_task *s = wl_task(&l->cs, t->job, step_task, ch);
+		s->flags |= SB_TF_CLEANUP; /* see chain_done */
+		sb_spawn(s);
 	}
 	return SB_DONE;
 }
@@ -237,7 +244,12 @@ static void client(struct wl_client *c)
 		wl_rng_seed(&lc->rng, lc->seed, 0);
 		struct sb_task *root = wl_task(&l->cs, j, tx ? bulk_task : blocks_task, lc);
 		wl_client_submit(c, j, root, lc->seed);
-		if (!wl_wait_put(j))
+		bool ok = wl_wait_put(j);
+		/* a load task dropped in a cancelled run leaves statements in flight: the transaction
+		 * ends only after them (they are being dropped too) */
+		while (ok && tx && lc->head < lc->tail)
+			ok = wl_wait_put(lc->ring[lc->head++ % (uint64_t)l->p.bulk_size]);
+		if (!ok)
 			break;
 		if (x)
 			sb_txn_end(x);

@@ -216,9 +216,26 @@ static void notify(struct oltp *o, struct sb_rt *rt)
 	sb_job_put(j);
 }
 
+/* A cancelled run (a drain that ran out, a failed run) drops the notification tasks that would
+ * answer the waiting commits, so the durability thread ends those commits itself, cancelled:
+ * their holds are released and their jobs finish. */
+static void cancel_waiting(struct oltp *o)
+{
+	/* acquire: pairs with the release CAS in waiting_push (as in notify_task) */
+	struct commit_wait *w = atomic_exchange_explicit(&o->waiting, NULL, memory_order_acquire);
+	while (w) {
+		/* once its hold is released the client may reuse w: read it first */
+		struct commit_wait *next = w->next;
+		struct sb_job *cj = w->job;
+		sb_job_cancel(cj);
+		sb_job_release(cj);
+		w = next;
+	}
+}
+
 /* The datastore's side: the durable epoch advances every epoch_us and each advance schedules a
  * notification job (jogasaki's durability callback). Runs until every client has finished, so
- * commits still waiting during stop() are answered. */
+ * commits still waiting during stop() are answered (or, in a cancelled run, cancelled). */
 static void *durability_main(void *arg)
 {
 	struct oltp *o = arg;
@@ -233,7 +250,10 @@ static void *durability_main(void *arg)
 		next = next + period > now ? next + period : now + period;
 		/* release: pairs with durable_epoch(); a commit registered before this sees it */
 		atomic_fetch_add_explicit(&o->epoch, 1, memory_order_release);
-		notify(o, rt);
+		if (sb_rt_cancelled(rt))
+			cancel_waiting(o);
+		else
+			notify(o, rt);
 	}
 	/* acquire: pairs with the release decrement in notify_done */
 	while (atomic_load_explicit(&o->nr_notify_live, memory_order_acquire) > 0 && !sb_rt_failure(rt))

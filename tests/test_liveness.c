@@ -1,0 +1,297 @@
+/*
+ * test_liveness.c - the stall watchdog tells starvation from a stalled queue, and stays quiet
+ * for a worker that sleeps between polls by design.
+ *
+ * A test-only policy keeps one queue under a mutex and hands tasks out newest first (LIFO),
+ * oldest first (FIFO), or hides them in the last worker's queue without a wake-up (HIDE):
+ *   - LIFO, one worker: a task that keeps yielding is always taken before an older task of
+ *     another job, which never starts: the run fails with STARVATION naming that job's class;
+ *     FIFO, the same tasks: the older task runs, the yielder stops, nothing fails;
+ *   - HIDE, two suspended workers: the task sits in worker 1's queue while worker 1 sleeps:
+ *     the run fails with STALL naming that queue and the suspended worker; the same policy
+ *     with the wake-up: nothing fails;
+ *   - PHANTOM: the policy counts an entry of its own in worker 1's queue, no task waits: no
+ *     stall, however long worker 1 rests;
+ *   - the fifo policy with task_polling_wait = 30 ms and a 10 ms limit: tasks wait up to a
+ *     poll interval for a sleeping worker by design, and the run does not fail.
+ */
+#include <pthread.h>
+#include <time.h>
+
+#include "common.h"
+
+enum mode { M_LIFO, M_FIFO, M_HIDE, M_SHOW, M_PHANTOM };
+static enum mode mode; /* set before the runtime; each Criterion test runs in its own process */
+
+#define CAP 4096
+struct stack {
+	pthread_mutex_t lock;
+	struct sb_task *t[CAP];
+	size_t head, n; /* FIFO takes from head, LIFO from head + n - 1 */
+	unsigned nworkers;
+};
+
+static int st_create(struct sb_rt *rt, const void *params, void **state, char *err, size_t errlen)
+{
+	(void)params;
+	struct stack *s = calloc(1, sizeof *s);
+	if (!s) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	pthread_mutex_init(&s->lock, NULL);
+	s->nworkers = sb_nworkers(rt);
+	*state = s;
+	return 0;
+}
+
+static void st_destroy(void *st)
+{
+	struct stack *s = st;
+	pthread_mutex_destroy(&s->lock);
+	free(s);
+}
+
+static int st_submit(void *st, struct sb_thread *caller, struct sb_task *t)
+{
+	(void)caller;
+	struct stack *s = st;
+	if (t->flags & SB_TF_COND)
+		return SB_TO_WATCHER;
+	pthread_mutex_lock(&s->lock);
+	cr_assert_lt(s->n, CAP);
+	s->t[(s->head + s->n++) % CAP] = t;
+	pthread_mutex_unlock(&s->lock);
+	if (mode == M_HIDE)
+		return SB_TO_NOWAKE;            /* queued for the last worker, which nobody wakes */
+	if (mode == M_SHOW)
+		return (int)s->nworkers - 1;    /* the same, and the core wakes it */
+	return SB_TO_ANY;
+}
+
+static struct sb_task *st_pop(void *st, unsigned self)
+{
+	struct stack *s = st;
+	struct sb_task *t = NULL;
+	if ((mode == M_HIDE || mode == M_SHOW) && self != s->nworkers - 1)
+		return NULL;
+	pthread_mutex_lock(&s->lock);
+	if (s->n) {
+		if (mode == M_LIFO) {
+			t = s->t[(s->head + s->n - 1) % CAP];
+		} else {
+			t = s->t[s->head % CAP];
+			s->head++;
+		}
+		s->n--;
+	}
+	pthread_mutex_unlock(&s->lock);
+	return t;
+}
+
+static size_t st_queued(void *st, int w)
+{
+	struct stack *s = st;
+	if (mode == M_PHANTOM)
+		return w == (int)s->nworkers - 1; /* an entry of its own, never a task (a marker, a ticket) */
+	bool mine = (mode == M_HIDE || mode == M_SHOW) ? w == (int)s->nworkers - 1 : w < 0;
+	pthread_mutex_lock(&s->lock);
+	size_t n = mine ? s->n : 0;
+	pthread_mutex_unlock(&s->lock);
+	return n;
+}
+
+static const struct sb_policy_ops stack_ops = {
+	.create = st_create,
+	.destroy = st_destroy,
+	.submit = st_submit,
+	.pop = st_pop,
+	.queued = st_queued,
+	.name = "test_stack",
+	.description = "test-only: one locked queue, newest first, oldest first, or hidden in the last worker's",
+	.version = 1,
+};
+
+static const char *const classes[] = { "hog", "victim", NULL };
+
+static struct sb_rt *rt_with(const struct sb_policy_ops *ops, int threads, int64_t stall_ms, int64_t polling,
+			     int64_t try_count)
+{
+	struct sb_config cfg;
+	sb_config_default(&cfg);
+	cfg.thread_count = threads;
+	cfg.check = true;
+	cfg.stall_limit = stall_ms;
+	cfg.task_polling_wait = polling;
+	cfg.worker_try_count = try_count;
+	cfg.worker_suspend_timeout = 60000000; /* a lost wake-up would sleep a minute */
+	char err[256] = "";
+	struct sb_rt *rt = sb_rt_create(&cfg, ops, NULL, err, sizeof err);
+	cr_assert(rt, "%s", err);
+	sb_rt_set_class_names(rt, classes);
+	return rt;
+}
+
+static uint64_t ms_since(uint64_t t0)
+{
+	return (sb_now_ns() - t0) / 1000000;
+}
+
+/* ---- starvation ---- */
+
+static _Atomic bool victim_ran;
+static uint64_t hog_t0;
+
+static enum sb_result victim(struct sb_task *t)
+{
+	(void)t;
+	atomic_store(&victim_ran, true);
+	return SB_DONE;
+}
+
+/* Submits the victim's job once, then yields until the victim has run (or 5 s have passed, so
+ * that a broken test ends). */
+static enum sb_result hog(struct sb_task *t)
+{
+	if (!t->u[0]) {
+		t->u[0] = 1;
+		struct sb_job_desc d = { .cls = 1 };
+		struct sb_job *j = sb_job_create(t->job->rt, &d);
+		sb_job_submit(j, sb_task_new(j, victim, NULL));
+		sb_job_put(j);
+	}
+	sb_work_ns(2000);
+	return atomic_load(&victim_ran) || ms_since(hog_t0) > 5000 ? SB_DONE : SB_YIELD;
+}
+
+static void run_hog(struct sb_rt *rt)
+{
+	sb_thread_attach(rt);
+	struct sb_job_desc d = { .cls = 0 };
+	struct sb_job *j = sb_job_create(rt, &d);
+	hog_t0 = sb_now_ns();
+	sb_job_submit(j, sb_task_new(j, hog, NULL));
+	sb_job_wait(j);
+	sb_job_put(j);
+}
+
+Test(liveness, newest_first_starves_an_older_task, .timeout = 60)
+{
+	mode = M_LIFO;
+	struct sb_rt *rt = rt_with(&stack_ops, 1, 100, 0, 1000);
+	run_hog(rt);
+	uint64_t took = ms_since(hog_t0);
+	const char *f = sb_rt_failure(rt);
+	cr_assert(f, "the starved task is reported");
+	cr_expect(!strncmp(f, "STARVATION: ", 12), "named starvation: %s", f);
+	cr_expect(strstr(f, "1 of 'victim'"), "names the waiting class: %s", f);
+	cr_expect(strstr(f, "workers: 0 busy"), "says the worker was busy: %s", f);
+	cr_expect(strstr(f, "queues holding work: shared ("), "names the queue: %s", f);
+	cr_expect(!atomic_load(&victim_ran), "the victim never ran");
+	cr_expect_lt(took, 1000, "reported within a few limits of 100 ms (took %llu ms)", (unsigned long long)took);
+	sb_rt_destroy(rt);
+}
+
+Test(liveness, oldest_first_does_not_starve, .timeout = 60)
+{
+	mode = M_FIFO;
+	struct sb_rt *rt = rt_with(&stack_ops, 1, 100, 0, 1000);
+	run_hog(rt);
+	cr_expect(atomic_load(&victim_ran), "the victim ran");
+	t_done(rt);
+}
+
+/* ---- a stalled queue ---- */
+
+static enum sb_result leaf(struct sb_task *t)
+{
+	(void)t;
+	return SB_DONE;
+}
+
+static void sleep_ms(long ms)
+{
+	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
+	nanosleep(&ts, NULL);
+}
+
+/* Two workers that suspend after five empty rounds; one job once both sleep. */
+static struct sb_rt *one_job_to_sleepers(enum mode m, uint64_t *took)
+{
+	mode = m;
+	struct sb_rt *rt = rt_with(&stack_ops, 2, 100, 0, 5);
+	sleep_ms(200);
+	cr_assert_eq(sb_nsuspended(rt), 2, "both workers suspended before the job");
+	sb_thread_attach(rt);
+	struct sb_job_desc d = { .cls = 1 };
+	struct sb_job *j = sb_job_create(rt, &d);
+	uint64_t t0 = sb_now_ns();
+	sb_job_submit(j, sb_task_new(j, leaf, NULL));
+	sb_job_wait(j);
+	*took = ms_since(t0);
+	sb_job_put(j);
+	return rt;
+}
+
+Test(liveness, work_left_with_a_sleeping_worker_is_a_stall, .timeout = 60)
+{
+	uint64_t took;
+	struct sb_rt *rt = one_job_to_sleepers(M_HIDE, &took);
+	const char *f = sb_rt_failure(rt);
+	cr_assert(f, "the task left with a sleeping worker is reported");
+	static const char stall[] = "STALL: worker 1's queue has held 1 runnable tasks";
+	cr_expect(!strncmp(f, stall, sizeof stall - 1), "named a stall of that queue: %s", f);
+	cr_expect(strstr(f, "1 suspended"), "says the worker was suspended: %s", f);
+	cr_expect(strstr(f, "1 of 'victim'"), "names the waiting class: %s", f);
+	cr_expect_lt(took, 1000, "reported within a few limits of 100 ms (took %llu ms)", (unsigned long long)took);
+	sb_rt_destroy(rt);
+}
+
+Test(liveness, woken_worker_is_no_stall, .timeout = 60)
+{
+	uint64_t took;
+	struct sb_rt *rt = one_job_to_sleepers(M_SHOW, &took);
+	t_done(rt);
+}
+
+Test(liveness, a_count_without_a_waiting_task_is_no_stall, .timeout = 60)
+{
+	/* the policy counts one entry in worker 1's queue for ever, and no task is queued: the
+	 * count alone is not a task seen waiting, whatever the resting worker does */
+	mode = M_PHANTOM;
+	struct sb_rt *rt = rt_with(&stack_ops, 2, 50, 0, 5);
+	sleep_ms(400);
+	cr_expect_eq(sb_nsuspended(rt), 2, "both workers rest beside the counted entry");
+	t_done(rt);
+}
+
+/* ---- an intended sleep between polls ---- */
+
+Test(liveness, sleeping_between_polls_is_no_stall, .timeout = 60)
+{
+	/* fifo wakes only suspended workers; these never suspend, they sleep 30 ms per empty
+	 * round, so a task waits up to that long by design: three times the 10 ms limit */
+	struct sb_config cfg;
+	sb_config_default(&cfg);
+	cfg.thread_count = 2;
+	cfg.check = true;
+	cfg.stall_limit = 10;
+	cfg.task_polling_wait = 30002;
+	char err[256] = "";
+	struct sb_rt *rt = sb_rt_create(&cfg, sb_policy_find("fifo"), NULL, err, sizeof err);
+	cr_assert(rt, "%s", err);
+	sb_thread_attach(rt);
+	uint64_t slow = 0;
+	for (int i = 0; i < 12 && !sb_rt_failure(rt); i++) {
+		sleep_ms(40); /* both workers are back in their sleep */
+		struct sb_job_desc d = { .cls = 0 };
+		struct sb_job *j = sb_job_create(rt, &d);
+		uint64_t t0 = sb_now_ns();
+		sb_job_submit(j, sb_task_new(j, leaf, NULL));
+		sb_job_wait(j);
+		slow += ms_since(t0) > 10;
+		sb_job_put(j);
+	}
+	cr_expect_gt(slow, 0, "some tasks waited longer than the limit for a sleeping worker");
+	t_done(rt);
+}
