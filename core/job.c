@@ -9,6 +9,12 @@
  * re-schedules itself until the count is zero. Either way the callback runs exactly once and
  * only after the job's last task has ended.
  *
+ * The thread whose decrement takes the count to zero still touches the job once after it (the
+ * fetch_or that claims the teardown). An early teardown task must not free the job before that
+ * access, so it waits for SB_JF_ZEROED, which that same fetch_or sets, rather than for the count
+ * alone: a decrementer that finds the teardown already claimed returns without touching the job
+ * again.
+ *
  * Teardown order: timestamps and recording, the completion callback, the hybrid txn unlock,
  * the policy's job_end, then SB_JF_DONE (release) and the wake-up of waiters, then the
  * runtime's reference is dropped. A waiter that sees DONE sees everything before it.
@@ -213,10 +219,12 @@ void sb_job_sub(struct sb_thread *tc, struct sb_job *j, int64_t n)
 			"on thread %u", (unsigned long long)j->id, (long long)prev, (long long)n, tc->id);
 		return;
 	}
-	/* acq_rel: exactly one claimant; pairs with sb_job_request_teardown */
-	uint32_t f = atomic_fetch_or_explicit(&j->flags, SB_JF_COMPLETING, memory_order_acq_rel);
+	/* acq_rel: exactly one claimant; pairs with sb_job_request_teardown. ZEROED, set by the
+	 * same operation, tells an early teardown task that this thread is done with the job (its
+	 * acquire load pairs with this release, after our decrement acquired everyone else's) */
+	uint32_t f = atomic_fetch_or_explicit(&j->flags, SB_JF_COMPLETING | SB_JF_ZEROED, memory_order_acq_rel);
 	if (f & SB_JF_COMPLETING)
-		return; /* a teardown task asked for earlier will find the count at zero */
+		return; /* a teardown task asked for earlier runs it; j may be freed from here on */
 	if (inplace(tc->rt, j))
 		teardown_now(tc, j);
 	else
@@ -242,8 +250,9 @@ void sb_job_run_teardown_task(struct sb_thread *tc, struct sb_task *t)
 		return;
 	/* our own cached tokens of this job must not keep it open */
 	sb_tok_flush(tc);
-	/* acquire: pairs with the acq_rel decrements, so the teardown sees the tasks' work */
-	if (atomic_load_explicit(&j->count, memory_order_acquire) != 0) {
+	/* acquire: pairs with the release in the fetch_or of the decrement that reached zero, so
+	 * the teardown sees every task's work and that thread no longer touches the job */
+	if (!(atomic_load_explicit(&j->flags, memory_order_acquire) & SB_JF_ZEROED)) {
 		/* memo 000: a teardown task that finds the job not ready reschedules itself */
 		if (rt->cfg.check)
 			sb_check_run_end(tc, t);

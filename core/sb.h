@@ -140,6 +140,7 @@ enum sb_job_flags {
 	SB_JF_DONE       = 1u << 3, /* callback has returned; waiters may go */
 	SB_JF_WAITERS    = 1u << 4, /* someone sleeps in sb_job_wait() */
 	SB_JF_SUBMITTED  = 1u << 5,
+	SB_JF_ZEROED     = 1u << 6, /* the count has reached zero and its last decrementer is done */
 };
 
 /*
