@@ -37,11 +37,12 @@ NS_CAP = 2_000_000
 US_CAP = 20_000
 DOUBLE_CAP = 20_000.0
 LOG2_CAP = 12  # queue sizes given as a power of two (priority allocates one per job)
-# Set through their own options (check, chaos), or not at all: trace files are large, and the
+# Set through their own options (check, chaos), or not at all: trace files are large, the
 # watchdog's limit is check mode's default so that a drawn limit below a drawn task cost does
-# not report what it is meant to report.
+# not report what it is meant to report, and a workload's planted fault (patterns' `fault`)
+# fails the run on purpose.
 SKIP = {("core", "check"), ("core", "chaos"), ("core", "trace"), ("core", "stall_limit"),
-        ("core", "preempt_threshold")}
+        ("core", "preempt_threshold"), ("workload", "fault")}
 TOPOLOGIES = ["", "package:2 core:2 pu:1", "core:4 pu:1", "pu:2"]
 
 
@@ -106,12 +107,15 @@ def draw(rng, params, policies, workloads, args):
         cmd.append("--check")
     if rng.random() < 1 / 3:
         cmd += ["--chaos", str(rng.randrange(1, 1 << 31))]
-    if rng.random() < 0.5:
+    threads = rng.random() < 0.5
+    if threads:
         cmd += ["--threads", str(rng.randint(1, 4))]
     for p in params:
         scope = p["scope"]
         if scope == "run" or (scope.split(":")[0], p["name"]) in SKIP:
             continue
+        if threads and (scope, p["name"]) == ("core", "thread_count"):
+            continue  # --threads is that parameter: giving both is refused as two values
         if scope.startswith("policy:") and scope != "policy:" + pol:
             continue
         if scope.startswith("workload:") and scope != "workload:" + wl:
