@@ -312,6 +312,25 @@ Test(cli, wrong_result_fails_run, .timeout = 60)
 	free(dir);
 }
 
+
+/* A job the drain cancels has dropped tasks: the workload must not verify it as if it had
+ * finished (that would be a false "wrong result", exit 1); the run is overloaded (exit 3). */
+Test(cli, cancelled_job_is_not_a_wrong_result, .timeout = 60)
+{
+	char *dir = make_tmp();
+	char *argv[] = { SCHEDBED_BIN, "run", "--policy", "stealing", "--workload", "patterns", "--threads", "2",
+			 "--duration", "0.2", "--warmup", "0", "--drain", "0", "--set", "iterations=65536", "--set",
+			 "steps=200", "--quiet", "--out", "run", NULL };
+	struct outcome *o = malloc(sizeof *o);
+	cr_assert(o);
+	run_in(dir, argv, o);
+	cr_expect_eq(o->status, 3, "exit status: %d (%s)", o->status, o->err);
+	cr_expect(!strstr(o->err, "wrong results"), "no wrong result reported: %s", o->err);
+	free(o);
+	remove_tree(dir);
+	free(dir);
+}
+
 /*
  * Interrupts at every stage (before the directory is reserved, while workers run, while files are
  * written, after publishing), once or twice in a row, with the default place and with an --out

@@ -147,9 +147,15 @@ static void client(struct wl_client *c)
 					 .arg = s };
 		struct sb_job *j = sb_job_create(c->set->env->rt, &d);
 		wl_client_submit(c, j, wl_task(&s->cs, j, launch, s), s->shape_sig ^ jobno);
-		bool finished = wl_wait_put(j);
+		bool finished = sb_job_wait(j);
+		/* a cancelled job (the drain ran out, or the run failed) dropped some of its tasks, and
+		 * a failed one has reported its wrong input already: only a complete one is verified */
+		bool complete = finished && sb_job_status(j) == SB_JOB_OK;
+		sb_job_put(j);
 		if (!finished)
 			break;
+		if (!complete)
+			continue;
 		bool right = true;
 		for (uint32_t gi = 0; gi < (uint32_t)s->p.graphs && right; gi++) {
 			char why[200];
