@@ -45,6 +45,10 @@ namespace sg4 = simgrid::s4u;
 
 namespace {
 
+/* How far an actor's owed costs may run ahead of the clock before it pays them (see charge):
+ * a few queue operations' worth, small beside any task or wait it would otherwise pay with. */
+constexpr double SB_SIM_AHEAD_NS = 1000;
+
 struct actor_state {
 	struct sb_tls tls = {};
 	sg4::SemaphorePtr sem = sg4::Semaphore::create(0); /* parking */
@@ -216,10 +220,13 @@ void charge(enum sb_cost c, int line, int self)
 		l.owner = self;
 		cost = l.free_at - t;
 	}
-	if (c == SB_COST_RELAX || c == SB_COST_YIELD)
-		spend(a, cost);
-	else
-		a->debt += cost;
+	/* Spin iterations and yields pay at once; anything else pays with the next work or wait,
+	 * or here once the actor is SB_SIM_AHEAD_NS ahead of the clock. Without that bound a loop
+	 * that only calls the policy (a conditional task popped before its time and queued again,
+	 * a task yielding at once) would never give the clock, and the awaited actor, a turn. */
+	a->debt += cost;
+	if (c == SB_COST_RELAX || c == SB_COST_YIELD || a->debt >= SB_SIM_AHEAD_NS)
+		spend(a, 0);
 }
 
 void topology(unsigned n, const unsigned *socket)
