@@ -20,6 +20,10 @@ What is asserted:
                 ends within 60 s of wall time and exits 0 (a loop that calls only the policy, such as a
                 conditional task popped before its time and queued again, must still move the
                 virtual clock, or the simulation never ends)
+  costs         a "pop@POLICY" line of the cost file prices that policy's pops alone: with
+                pop@stealing at 100 us, a 1-worker chain of 2000 tasks with no work spends at least
+                0.19 s of simulated CPU under stealing, and fifo (no such line) stays below 0.05 s;
+                meta.json records the cost each run used
   bad input     an unknown executor and an unusable cost file: exit 2, one line naming the
                 valid choices or the problem, nothing written
 Each failure prints what differed; the exit status is the number of failed checks.
@@ -145,6 +149,25 @@ def progress(sb, tmp):
             check(summary(d)["jobs"] > 0, f"progress {pol}: jobs finished ({summary(d)['jobs']})")
 
 
+def costs(sb, tmp):
+    base = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "sim", "costs.txt")
+    path = os.path.join(tmp, "costs-pop.txt")
+    with open(base) as f, open(path, "w") as g:
+        g.write(f.read() + "pop@stealing 100000\n")
+    for pol, lo, hi in (("stealing", 0.19, 1.0), ("fifo", 0.0, 0.05)):
+        d = os.path.join(tmp, "costs-" + pol)
+        p = run(sb, ["--policy", pol, "--workload", "micro", "--threads", "1", "-n", "1", "--set", "pattern=chain",
+                     "--set", "length=2000", "--sim-costs", path], d)
+        check(p.returncode == 0, f"costs {pol}: exits 0 ({p.returncode}: {p.stderr.strip()[:300]})")
+        if p.returncode:
+            continue
+        cpu = summary(d)["cpu"]["user_s"]
+        with open(os.path.join(d, "meta.json")) as f:
+            pop = json.load(f)["executor"]["costs_ns"]["pop"]
+        check(lo <= cpu < hi and (pop == 100000) == (pol == "stealing"),
+              f"costs {pol}: simulated CPU {cpu:.3f} s in [{lo}, {hi}), pop charged {pop} ns")
+
+
 def bad_input(sb, tmp):
     base = ["--policy", "stealing", "--workload", "micro", "-n", "2"]
     d = os.path.join(tmp, "bad1")
@@ -163,13 +186,14 @@ def bad_input(sb, tmp):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--schedbed", required=True)
-    ap.add_argument("--only", choices=["determinism", "accounting", "agreement", "progress", "bad_input"])
+    ap.add_argument("--only", choices=["determinism", "accounting", "agreement", "progress", "costs",
+                                           "bad_input"])
     a = ap.parse_args()
     sb = os.path.abspath(a.schedbed)
     tmp = tempfile.mkdtemp(prefix="schedbed-sim-")
     try:
         for name, fn in (("determinism", determinism), ("accounting", accounting), ("agreement", agreement),
-                         ("progress", progress), ("bad_input", bad_input)):
+                         ("progress", progress), ("costs", costs), ("bad_input", bad_input)):
             if not a.only or a.only == name:
                 fn(sb, tmp)
     finally:
