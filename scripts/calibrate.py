@@ -10,7 +10,7 @@ comes from whole native runs of schedbed: the micro workload's chain (each task 
 no work) at 1 worker, CPU time per task, median of 3 runs; that overhead minus the push becomes
 the policy's `pop@POLICY` (a pop with the core's per-task overhead, as the simulator charges it).
 The transfer to another socket needs a machine with two; on one socket the file keeps the
-previous value and says so. The header records the date, the machine, the git commit and the
+previous value (never below the measured `line`) and says so. The header records the date, the machine, the git commit and the
 load average: a measurement on a busy machine reads high.
 """
 import argparse
@@ -95,8 +95,8 @@ def main():
     old = previous(a.out)
     nsock = sockets()
     remote_note = ("line_remote: this machine has one socket, so it cannot be measured here; kept from the "
-                   "previous file (an estimate, not a measurement)")
-    cost["line_remote"] = float(old.get("line_remote", 150))
+                   "previous file (an estimate, not a measurement), at least `line`")
+    cost["line_remote"] = max(float(old.get("line_remote", 150)), cost["line"])
     pols = policy_names(a.schedbed)
     task = {}
     with tempfile.TemporaryDirectory(prefix="schedbed-calibrate-") as tmp:
