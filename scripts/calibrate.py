@@ -42,9 +42,11 @@ def sockets():
     return max(1, len(ids))
 
 
-def git_sha():
+def git_sha(out):
+    """The commit measured, +changes when tracked files other than the cost file differ from it."""
     p = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short=12", "HEAD"], capture_output=True, text=True)
-    dirty = subprocess.run(["git", "-C", ROOT, "status", "--porcelain", "--untracked-files=no"], capture_output=True,
+    dirty = subprocess.run(["git", "-C", ROOT, "status", "--porcelain", "--untracked-files=no", "--", ".",
+                            ":!" + os.path.relpath(os.path.abspath(out), ROOT)], capture_output=True,
                            text=True).stdout.strip()
     return (p.stdout.strip() or "unknown") + ("+changes" if dirty else "")
 
@@ -108,7 +110,7 @@ def main():
     cost["relax"] = max(cost["relax"], 1.0)
     cost["yield"] = max(cost["yield"], 1.0)
     stamp = time.strftime("%Y-%m-%dT%H:%MZ", time.gmtime())
-    sha = git_sha()
+    sha = git_sha(a.out)
     m = machine()
     lines = [
         "# schedbed simulator cost table: nanoseconds the SimGrid executor (core/exec_sim.cpp) charges per",
