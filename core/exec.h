@@ -56,8 +56,9 @@ struct sb_tls {
  * (the core's calls into the policy and its own idle path). The native executor ignores them:
  * there the operations cost what they cost. Names are the keys of the cost file. */
 enum sb_cost {
-	SB_COST_PUSH,        /* a submit through the policy */
-	SB_COST_POP,         /* a local pop that found a task, with the core's per-task overhead */
+	SB_COST_PUSH,        /* a submit through the policy, with the core's per-task overhead (every
+	                        task is submitted; not every one is popped through the policy) */
+	SB_COST_POP,         /* a local pop that found a task */
 	SB_COST_POP_EMPTY,   /* a local pop that found nothing */
 	SB_COST_STEAL,       /* a steal sweep that found a task */
 	SB_COST_STEAL_EMPTY, /* a steal sweep that found nothing */

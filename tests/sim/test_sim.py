@@ -20,8 +20,8 @@ What is asserted:
                 ends within 60 s of wall time and exits 0 (a loop that calls only the policy, such as a
                 conditional task popped before its time and queued again, must still move the
                 virtual clock, or the simulation never ends)
-  costs         a "pop@POLICY" line of the cost file prices that policy's pops alone: with
-                pop@stealing at 100 us, a 1-worker chain of 2000 tasks with no work spends at least
+  costs         a "push@POLICY" line of the cost file prices that policy's submits alone: with
+                push@stealing at 100 us, a 1-worker chain of 2000 tasks with no work spends at least
                 0.19 s of simulated CPU under stealing, and fifo (no such line) stays below 0.05 s;
                 meta.json records the cost each run used
   bad input     an unknown executor and an unusable cost file: exit 2, one line naming the
@@ -153,7 +153,7 @@ def costs(sb, tmp):
     base = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "sim", "costs.txt")
     path = os.path.join(tmp, "costs-pop.txt")
     with open(base) as f, open(path, "w") as g:
-        g.write(f.read() + "pop@stealing 100000\n")
+        g.write(f.read() + "push@stealing 100000\n")
     for pol, lo, hi in (("stealing", 0.19, 1.0), ("fifo", 0.0, 0.05)):
         d = os.path.join(tmp, "costs-" + pol)
         p = run(sb, ["--policy", pol, "--workload", "micro", "--threads", "1", "-n", "1", "--set", "pattern=chain",
@@ -163,9 +163,9 @@ def costs(sb, tmp):
             continue
         cpu = summary(d)["cpu"]["user_s"]
         with open(os.path.join(d, "meta.json")) as f:
-            pop = json.load(f)["executor"]["costs_ns"]["pop"]
-        check(lo <= cpu < hi and (pop == 100000) == (pol == "stealing"),
-              f"costs {pol}: simulated CPU {cpu:.3f} s in [{lo}, {hi}), pop charged {pop} ns")
+            push = json.load(f)["executor"]["costs_ns"]["push"]
+        check(lo <= cpu < hi and (push == 100000) == (pol == "stealing"),
+              f"costs {pol}: simulated CPU {cpu:.3f} s in [{lo}, {hi}), push charged {push} ns")
 
 
 def bad_input(sb, tmp):
