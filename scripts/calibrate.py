@@ -7,7 +7,7 @@ Two sources. The primitives (push, pop and steal on the core's deque, a spin ite
 a futex wake-up and the way back from a park, a cache-line transfer between two cores) come from
 the calibrate program (sim/calibrate.c), the fastest of 31 rounds (a busy machine only adds). Each policy's per-task overhead
 comes from whole native runs of schedbed: the micro workload's chain (each task spawns the next,
-no work) at 1 worker, CPU time per task, median of 3 runs; that overhead minus the push becomes
+no work) at 1 worker, the CPU time a longer chain adds per task it adds, median of 3 pairs; that overhead minus the push becomes
 the policy's `push@POLICY` (a submit with the core's per-task overhead, as the simulator charges
 it: every task is submitted through the policy, while some are taken without a policy call, from
 the caller's own list under serial and hybrid).
@@ -30,7 +30,7 @@ from sbresults import policy_names
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 ORDER = ["push", "pop", "pop_empty", "steal", "steal_empty", "wake", "park", "relax", "yield", "line", "line_remote"]
-CHAIN = 200000  # tasks per calibration run: long enough that start-up is a small share
+CHAINS = (200000, 2000000)  # two chain lengths: the difference cancels start-up and end
 
 
 def sockets():
@@ -64,20 +64,26 @@ def previous(path):
     return old
 
 
+def chain_cpu(sb, pol, length, d):
+    """(CPU seconds, tasks) of one native 1-worker chain of `length` tasks with no work."""
+    cmd = [sb, "run", "-q", "--policy", pol, "--workload", "micro", "--threads", "1", "-n", "1",
+           "--set", "pattern=chain", "--set", f"length={length}", "--set", "work_ns=0", "--out", d]
+    p = subprocess.run(cmd, capture_output=True, text=True)
+    if p.returncode:
+        sys.exit(f"calibrate.py: {' '.join(cmd)} failed: {p.stderr.strip()}")
+    with open(os.path.join(d, "summary.json")) as f:
+        s = json.load(f)
+    return s["cpu"]["user_s"] + s["cpu"]["sys_s"], s["tasks"]
+
+
 def per_task(sb, pol, tmp):
-    """CPU ns per task of a 1-worker chain with no work, median of 3 native runs."""
+    """CPU ns per task of a 1-worker chain with no work: the CPU difference between a short and a
+    long chain over their difference in tasks (start-up, the other threads' and the end's CPU
+    cancel), median of 3 pairs."""
     vals = []
     for rep in range(3):
-        d = os.path.join(tmp, f"{pol}-{rep}")
-        cmd = [sb, "run", "-q", "--policy", pol, "--workload", "micro", "--threads", "1", "-n", "1",
-               "--set", "pattern=chain", "--set", f"length={CHAIN}", "--set", "work_ns=0", "--out", d]
-        p = subprocess.run(cmd, capture_output=True, text=True)
-        if p.returncode:
-            sys.exit(f"calibrate.py: {' '.join(cmd)} failed: {p.stderr.strip()}")
-        with open(os.path.join(d, "summary.json")) as f:
-            s = json.load(f)
-        cpu = s["cpu"]["user_s"] + s["cpu"]["sys_s"]
-        vals.append(cpu * 1e9 / s["tasks"])
+        (c0, n0), (c1, n1) = (chain_cpu(sb, pol, n, os.path.join(tmp, f"{pol}-{rep}-{n}")) for n in CHAINS)
+        vals.append((c1 - c0) * 1e9 / (n1 - n0))
     return statistics.median(vals)
 
 
@@ -133,8 +139,8 @@ def main():
         "# prices that); steal_empty is one empty victim, charged per victim a sweep visits. wake: the",
         "# waker's futex call; park: from that call until the sleeper runs again. relax: one pause;",
         "# yield: one sched_yield; line: half the round trip of a cache line bounced between two threads.",
-        f"# push@POLICY: CPU time per task of a 1-worker chain with no work ({CHAIN} tasks, median of 3",
-        "# native runs) minus pop: the policy's callbacks and the core's per-task path, charged on the",
+        f"# push@POLICY: CPU time per task of a 1-worker chain with no work (the CPU {CHAINS[1]} tasks take",
+        f"# beyond {CHAINS[0]}, over the extra tasks; median of 3 pairs of native runs) minus pop: the policy's callbacks and the core's per-task path, charged on the",
         "# submit because every task passes there (the caller's own list is popped without a policy call).",
         f"# {remote_note}",
         "# Re-measure: make calibrate (rewrites this file; commit it).",
