@@ -57,7 +57,15 @@ def test_paper_descriptions_expand_stable_and_machine_free(tmp):
     for e in ("spawn", "policies", "hybrid", "wake", "batch", "sweep", "trace-cost"):
         assert e in exps, e
     assert sum(1 for ln in lines if ln["tags"]["experiment"] == "spawn") == 8 * 9
-    assert sum(1 for ln in lines if ln["tags"]["experiment"] == "sweep") == 5 * 5 * 2
+    # at least five repetitions of every configuration, each its own seed
+    for e in exps:
+        runs = {}
+        for ln in (x for x in lines if x["tags"]["experiment"] == e):
+            runs.setdefault((ln["tags"]["config"], ln["tags"].get("variant"), ln["tags"].get("rate")), []).append(ln)
+        for key, rs in runs.items():
+            assert len({r["tags"]["rep"] for r in rs}) >= 5, (e, key, len(rs))
+            seeds = {r["tags"]["rep"]: r["tags"]["seed"] for r in rs if r["tags"]["seed"] != ""}
+            assert len(set(seeds.values())) == len(seeds), (e, key, seeds)
     host = socket.gethostname()
     for ln in lines:
         text = json.dumps(ln)
@@ -164,7 +172,7 @@ def test_killed_run_is_named_and_never_collected(tmp):
     cfgs = [dict(config("long"), args=["--duration", "30", "--warmup", "0"])]
     d = os.path.join(tmp, "kill")
     sweep("expand", description(tmp, "kill", cfgs, reps=1), "--out", d, check=0)
-    p = subprocess.Popen([PY, SWEEP, "task", d, "--index", "0", "--schedbed", SCHEDBED], start_new_session=True,
+    p = subprocess.Popen([PY, SWEEP, "task", d, "--index", "0", "--schedbed", SCHEDBED, "--allow-dirty"], start_new_session=True,
                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         deadline = time.monotonic() + 20
@@ -190,7 +198,7 @@ def test_interrupt_starts_nothing_new(tmp):
     cfgs = [dict(config(x), args=["--duration", "5", "--warmup", "0"]) for x in "ab"]
     d = os.path.join(tmp, "int")
     sweep("expand", description(tmp, "int", cfgs, reps=1), "--out", d, check=0)
-    p = subprocess.Popen([PY, SWEEP, "run", d, "--schedbed", SCHEDBED], start_new_session=True,
+    p = subprocess.Popen([PY, SWEEP, "run", d, "--schedbed", SCHEDBED, "--allow-dirty"], start_new_session=True,
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         deadline = time.monotonic() + 20
@@ -263,7 +271,7 @@ def test_reproduce_leaves_paper_alone_and_compares(tmp):
     paper = os.path.join(ROOT, "results", "paper")
     before = tree_digest(paper)
     out = os.path.join(tmp, "repro")
-    p = subprocess.run([PY, os.path.join(ROOT, "scripts", "experiments.py"), "--schedbed", SCHEDBED, "--reps", "1",
+    p = subprocess.run([PY, os.path.join(ROOT, "scripts", "experiments.py"), "--schedbed", SCHEDBED, "--allow-dirty", "--reps", "1",
                         "--duration", "0.2", "--warmup", "0", "--out", out, "placement"],
                        capture_output=True, text=True, timeout=300, cwd=tmp)
     assert p.returncode == 0, p.stdout + p.stderr
@@ -292,7 +300,130 @@ def test_reproduce_leaves_paper_alone_and_compares(tmp):
     assert not os.path.exists(os.path.join(fake, "placement.old"))
 
 
-TESTS = [test_paper_descriptions_expand_stable_and_machine_free, test_run_collect_and_resume,
+def git(tree, *args):
+    subprocess.run(["git", "-C", tree, "-c", "user.name=test", "-c", "user.email=test@example.org"] + list(args),
+                   check=True, capture_output=True)
+
+
+def test_dirty_tree_is_refused(tmp):
+    """run refuses a tree with uncommitted changes, naming them, and runs nothing; --allow-dirty
+    runs and marks every row dirty. On a tree of its own: a copy of the scripts, committed."""
+    tree = os.path.join(tmp, "tree")
+    shutil.copytree(os.path.join(ROOT, "scripts"), os.path.join(tree, "scripts"),
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    git(tree, "init", "-q")
+    git(tree, "add", "-A")
+    git(tree, "commit", "-q", "-m", "scripts")
+    sys.path.insert(0, os.path.join(ROOT, "scripts"))
+    import sweep as sw
+    head = subprocess.run(["git", "-C", tree, "rev-parse", "HEAD"], capture_output=True, text=True).stdout.strip()
+    assert sw.require_clean(False, tree=tree) == {"sha": head, "dirty": False}
+    d = four_runs(tmp)
+    copied = os.path.join(tree, "scripts", "sweep.py")
+    with open(os.path.join(tree, "scripts", "sbcli.py"), "a") as f:
+        f.write("# changed\n")
+    with open(os.path.join(tree, "new-file.c"), "w") as f:
+        f.write("int x;\n")
+    for cmd in (["run", d], ["task", d, "--index", "0"]):
+        p = subprocess.run([PY, copied] + cmd + ["--schedbed", SCHEDBED], capture_output=True, text=True, timeout=60)
+        assert p.returncode == 1, (cmd, p.stdout + p.stderr)
+        err = p.stderr.strip()
+        assert len(err.splitlines()) == 1 and "uncommitted changes" in err and "--allow-dirty" in err, err
+        assert "scripts/sbcli.py" in err and "new-file.c" in err, err
+        assert not os.path.exists(os.path.join(d, "status")), "a run started from a dirty tree"
+    # allowed: it runs, and every row says dirty
+    p = subprocess.run([PY, copied, "run", d, "--schedbed", SCHEDBED, "--allow-dirty"], capture_output=True, text=True,
+                       timeout=120)
+    assert p.returncode == 0, p.stderr
+    _, out, _ = sweep("collect", d, check=0)
+    rows = read_csv(out.strip())
+    assert len(rows) == 4 and all(r["dirty"] == "1" and len(r["git_sha"]) == 40 for r in rows), rows
+    # a clean runner accepts only a result naming its own commit, from a clean tree
+    fake = os.path.join(tmp, "fake-run")
+    os.makedirs(fake)
+    with open(os.path.join(fake, "meta.json"), "w") as f:
+        json.dump({"git": {"sha": "a" * 40, "dirty": False}}, f)
+    assert sw.check_commit(fake, {"sha": "a" * 40, "dirty": False}) is None
+    assert "another tree" in sw.check_commit(fake, {"sha": "b" * 40, "dirty": False})
+    with open(os.path.join(fake, "meta.json"), "w") as f:
+        json.dump({"git": {"sha": "unknown", "dirty": None}}, f)
+    assert "no git sha" in sw.check_commit(fake, {"sha": None, "dirty": True})
+
+
+def test_repetitions_have_their_own_seeds(tmp):
+    cfgs = [config("a"), config("b")]
+    path = os.path.join(tmp, "r.json")
+    with open(path, "w") as f:
+        json.dump({"question": "q", "bounded": True, "configs": cfgs, "metrics": []}, f)
+    d = os.path.join(tmp, "five")
+    sweep("expand", path, "--out", d, "--seed", "10", check=0)
+    lines = manifest(d)
+    assert [(ln["tags"]["label"], ln["tags"]["rep"], ln["tags"]["seed"]) for ln in lines] == \
+        [(lab, k, 9 + k) for k in range(1, 6) for lab in "ab"], lines  # A B A B ..., seed = base + rep - 1
+    for ln in lines:
+        assert ln["args"][ln["args"].index("--seed") + 1] == str(ln["tags"]["seed"])
+    # machine-noise repetitions: the same seed again, ids of their own
+    n = os.path.join(tmp, "noise")
+    sweep("expand", path, "--out", n, "--reps", "2", "--noise-reps", "3", check=0)
+    lines = manifest(n)
+    assert len(lines) == 2 * 3 * 2 and len({ln["id"] for ln in lines}) == 12
+    for k in (1, 2):
+        mine = [ln for ln in lines if ln["tags"]["rep"] == k and ln["tags"]["label"] == "a"]
+        assert {ln["tags"]["seed"] for ln in mine} == {k} and {ln["tags"]["noise"] for ln in mine} == {1, 2, 3}
+    code, _, err = sweep("expand", path, "--out", os.path.join(tmp, "x"), "--noise-reps", "0")
+    assert code == 2 and "--noise-reps must be at least 1" in err, err
+
+
+def test_intervals_and_no_difference(tmp):
+    sys.path.insert(0, os.path.join(ROOT, "scripts"))
+    import sbstats
+    import experiments
+    low, high, mid = [10, 11, 12, 13, 14], [20, 21, 22, 23, 24], [12, 13, 14, 15, 16]
+    ci = sbstats.median_ci(low)
+    assert ci == sbstats.median_ci(low), "the bootstrap is not deterministic"
+    assert ci[0] == 12 and 10 <= ci[1] < 12 < ci[2] <= 14, ci
+    assert sbstats.compare("A", low, "B", high) == "A < B"
+    assert sbstats.compare("A", high, "B", low) == "A > B"
+    assert sbstats.compare("A", low, "B", mid) == sbstats.NO_DIFFERENCE == "no difference measured"
+    assert sbstats.compare("A", [5.0], "B", [5.0]) == sbstats.NO_DIFFERENCE
+    # the table states orderings by the same rule
+    d = {"question": "q?", "configs": [{"label": x} for x in ("ref", "same", "slower")],
+         "metrics": [{"title": "p99", "column": "p99", "format": "lat"}]}
+    rows = [{"config": float(i), "rep": float(k + 1), "seed": float(k + 1), "p99": v, "git_sha": "c" * 40, "dirty": 0}
+            for i, vals in enumerate((low, mid, high)) for k, v in enumerate(vals)]
+    experiments.write_tables("t", d, rows, tmp)
+    text = open(os.path.join(tmp, "table.md")).read()
+    assert "- p99: same: no difference measured; slower > ref" in text, text
+    assert "[" in text and "5 repetitions, seeds 1..5" in text and "DIRTY" not in text, text
+    table = read_csv(os.path.join(tmp, "table.csv"))
+    assert float(table[0]["p99 ci_low"]) < float(table[0]["p99 median"]) < float(table[0]["p99 ci_high"])
+
+
+def test_latency_histogram_recomputes_tails(tmp):
+    """A slim run keeps every job's latency as a histogram per class: counts equal the summary's,
+    and every percentile comes back within a bucket (1/64) of the summary's exact one."""
+    cfg = {"label": "oltp", "policy": "stealing", "workload": "oltp", "args": ["--duration", "0.4", "--warmup", "0"]}
+    d = os.path.join(tmp, "h")
+    sweep("expand", description(tmp, "h", [cfg], reps=1), "--out", d, check=0)
+    sweep("run", d, "--schedbed", SCHEDBED, check=0)
+    out = os.path.join(d, manifest(d)[0]["out"])
+    assert sorted(os.listdir(out)) == ["latency-hist.json.gz", "meta.json", "summary.json", "workers.csv"], \
+        os.listdir(out)
+    sys.path.insert(0, os.path.join(ROOT, "scripts"))
+    import sweep as sw
+    hist = sw.read_histogram(out)["classes"]
+    s = json.load(open(os.path.join(out, "summary.json")))
+    assert set(hist) == set(s["classes"]) | {"all"}, (sorted(hist), sorted(s["classes"]))
+    for cls, pairs in hist.items():
+        want = s["all"] if cls == "all" else s["classes"][cls]
+        assert sum(n for _, n in pairs) == want["count"], cls
+        for q, key in ((50, "p50"), (90, "p90"), (99, "p99"), (99.9, "p999")):
+            got = sw.hist_percentile(pairs, q)
+            assert want[key] * (1 - 1 / 64) - 1 <= got <= want[key] * (1 + 1 / 64) + 1, (cls, key, got, want[key])
+
+
+TESTS = [test_dirty_tree_is_refused, test_repetitions_have_their_own_seeds, test_intervals_and_no_difference,
+         test_latency_histogram_recomputes_tails, test_paper_descriptions_expand_stable_and_machine_free, test_run_collect_and_resume,
          test_timing_runs_alone_others_in_parallel, test_failing_line_is_named_and_never_collected,
          test_missing_program_on_the_node, test_killed_run_is_named_and_never_collected,
          test_interrupt_starts_nothing_new, test_half_written_result_is_never_collected, test_slurm_batch_script_and_array,
