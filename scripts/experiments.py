@@ -35,6 +35,8 @@ import sweep
 from sbresults import die, fmt_ns, fmt_rate, plt, save  # first: it says so in one line when matplotlib is missing
 
 import numpy as np  # noqa: E402
+from matplotlib.ticker import EngFormatter  # noqa: E402
+import capacity  # noqa: E402
 import sbstats  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -170,7 +172,7 @@ def run_shape(rows):
     if windows:
         parts.append(f"{np.median(windows):.2g} s windows")
     if threads:
-        parts.append(f"{'/'.join(map(str, threads))} workers")
+        parts.append("/".join(map(str, threads)) + (" workers" if threads[-1] > 1 else " worker"))
     return ", ".join(parts)
 
 
@@ -252,6 +254,8 @@ def plot(name, d, rows, out):
                 scale = m.get("scale", "linear")
                 ax.set_xscale(scale)
                 ax.set_xlabel(xlabel + (", log scale" if scale == "log" else ""))
+                if m["format"] == RATE and scale == "linear":
+                    ax.xaxis.set_major_formatter(EngFormatter(sep=""))  # 15M, not 1.5 and a 1e7 in the corner
                 ax.grid(axis="y", visible=False)
             for ax in axes.flat[len(chunk):]:
                 ax.set_visible(False)
@@ -341,9 +345,14 @@ def report(out, names, descs, update):
             w.writerows(r for r in rd if r["experiment"] == n)
         print(f"\n== {n}: {d['question']}")
         print(write_tables(n, d, mine, exp_dir))
-        plot(n, d, mine, exp_dir)
         if "load" in d:
-            print(sweep.plot_load(exp_dir, os.path.join(exp_dir, "runs.csv"), "all"))
+            for v in variants_of(d):
+                print(sweep.plot_load(exp_dir, os.path.join(exp_dir, "runs.csv"), "all", d["load"], v["name"]))
+            if "slo_classes" in d["load"]:
+                text, pngs = capacity.run(exp_dir, d["load"])
+                print(text + "\n" + "\n".join(pngs))
+        else:
+            plot(n, d, mine, exp_dir)
         vs.append(compare_with_paper(n, d, mine))
     with open(os.path.join(out, "vs-paper.md"), "w") as f:
         f.write("# These runs against the committed results\n\n" + "\n".join(vs))
@@ -361,19 +370,28 @@ def rows_from_dirs(name, d, exp_dir):
     """The rows collect would give, rebuilt from the result directories under exp_dir
     (<exp_dir>/c<i>/r<k>[.n<j>]/): for tables and figures of runs whose runs.csv is gone."""
     rows = []
-    for run in sorted(glob.glob(os.path.join(exp_dir, "c*", "r*"))):
+    pattern = ("*", "rate-*") if "load" in d else ("c*", "r*")
+    for run in sorted(glob.glob(os.path.join(exp_dir, *pattern))):
         ci, rk = os.path.basename(os.path.dirname(run)), os.path.basename(run)
-        if not os.path.exists(os.path.join(run, "summary.json")) or not ci[1:].isdigit():
+        if not os.path.exists(os.path.join(run, "summary.json")):
             continue
         with open(os.path.join(run, "summary.json")) as f:
             s = json.load(f)
         with open(os.path.join(run, "meta.json")) as f:
             git = json.load(f).get("git") or {}
-        i = int(ci[1:])
+        row = {"experiment": name, "git_sha": git.get("sha", ""), "dirty": 1 if git.get("dirty") in (True, None) else 0,
+               "seed": float(s["seed"]) if "seed" in s else None, "policy": s.get("policy", ""),
+               "workload": s.get("workload", s.get("peer", ""))}
+        if "load" in d:  # <policy>/rate-<rate>-r<k>: the variant-less layout of a load sweep
+            rate, _, rk = rk[len("rate-"):].partition("-")
+            row.update(config=ci, label=ci, policy=ci, rate=float(rate), variant="", param=d["load"]["param"],
+                       overloaded=0)
+        elif ci[1:].isdigit():
+            row.update(config=float(ci[1:]), label=d["configs"][int(ci[1:])]["label"])
+        else:
+            continue
         rep_, _, noise = rk[1:].partition(".n")
-        row = {"experiment": name, "config": float(i), "label": d["configs"][i]["label"], "rep": float(rep_),
-               "noise": float(noise or 1), "seed": float(s["seed"]) if "seed" in s else None,
-               "git_sha": git.get("sha", ""), "dirty": 1 if git.get("dirty") in (True, None) else 0}
+        row.update(rep=float(rep_), noise=float(noise or 1))
         row.update({**sweep.flatten(s), **sweep.derived(s)})
         rows.append(row)
     return rows
@@ -384,14 +402,29 @@ def replot(names, descs):
     there (what --update-paper copied), with today's statistics and figure rules."""
     for n in names:
         d, exp_dir = descs[n], os.path.join(PAPER, n)
-        rows = rows_from_dirs(n, d, exp_dir) if "configs" in d else []
+        rows = rows_from_dirs(n, d, exp_dir)
         if not rows:
             print(f"experiments: {os.path.relpath(exp_dir, ROOT)}/ holds no per-run results of this description; "
                   f"not redrawn", file=sys.stderr)
             continue
-        for old in glob.glob(os.path.join(exp_dir, n + "*.png")) + glob.glob(os.path.join(exp_dir, n + "*.pdf")):
+        missing = [lab for key, lab in configs_of(d) if "configs" in d and not any(row_config(d, r) == key for r in rows)]
+        if missing:
+            print(f"experiments: {os.path.relpath(exp_dir, ROOT)}/ holds no runs of {', '.join(missing)}; not redrawn",
+                  file=sys.stderr)
+            continue
+        for old in {*glob.glob(os.path.join(exp_dir, n + "*.png")), *glob.glob(os.path.join(exp_dir, n + "*.pdf")),
+                    *glob.glob(os.path.join(exp_dir, "sweep_p99*"))}:
             os.remove(old)
         write_tables(n, d, rows, exp_dir)
+        if "load" in d:
+            path = os.path.join(exp_dir, "runs.csv")
+            cols = list(dict.fromkeys(k for r in rows for k in r))
+            with open(path, "w", newline="") as f:
+                w = csv.DictWriter(f, fieldnames=cols, restval="")
+                w.writeheader()
+                w.writerows(rows)
+            print(sweep.plot_load(exp_dir, path, "all", d["load"]))
+            continue
         for png in plot(n, d, rows, exp_dir):
             print(png)
 

@@ -830,35 +830,53 @@ def read_rows(csv_path):
 
 # ---- the load sweep (make sweep) --------------------------------------------------------------
 
-def plot_load(root, csv_path, cls):
+def plot_load(root, csv_path, cls, ld=None, variant=None):
+    """p99 of one class (or of all jobs) and the achieved rate against the offered rate, one curve
+    per policy: medians with min..max whiskers. ld is the description's "load" (its offered_unit
+    names the rate parameter's unit, its achieved the column of the achieved rate in that unit);
+    without one, the axes say what the parameter is and the achieved rate is jobs/s. Overloaded
+    runs (cancelled jobs) are drawn hollow."""
     import numpy as np
     from sbresults import plt, save
+    ld = ld or {}
     rows = read_rows(csv_path)
+    if variant is not None:
+        rows = [r for r in rows if (r.get("variant") or "") == variant]
     key = "all.p99" if cls == "all" else f"classes.{cls}.p99"
     rows = [r for r in rows if r.get(key) is not None]
     if not rows:
         die(f"{csv_path}: no run has a p99 for {'all jobs' if cls == 'all' else 'class ' + cls}")
     param = rows[0]["param"]
-    fig, (a1, a2) = plt.subplots(1, 2, figsize=(12, 4.6))
+    offered = f"offered load ({ld['offered_unit']})" if ld.get("offered_unit") else f"offered load: workload parameter {param}"
+    achieved = ld.get("achieved") or {"title": "achieved throughput (jobs/s)", "column": "throughput"}
+    fig, (a1, a2) = plt.subplots(1, 2, figsize=(7.0, 3.4))
     for i, p in enumerate(dict.fromkeys(r["policy"] for r in rows)):
         mine = [r for r in rows if r["policy"] == p]
         rates = sorted({r["rate"] for r in mine})
-        for ax, col, scale in ((a1, key, 1e3), (a2, "throughput", 1)):
-            v = [np.array([r[col] / scale for r in mine if r["rate"] == x]) for x in rates]
+        for ax, col, scale in ((a1, key, 1e6), (a2, achieved["column"], 1)):
+            v = [np.array([r[col] / scale for r in mine if r["rate"] == x and r.get(col) is not None]) for x in rates]
+            ok = [len(x) > 0 for x in v]
+            xs = np.array(rates)[ok]
+            v = [x for x in v if len(x)]
             med = np.array([np.median(x) for x in v])
             err = [med - np.array([x.min() for x in v]), np.array([x.max() for x in v]) - med]
-            ax.errorbar(rates, med, yerr=err, marker="o", ms=4, capsize=3, label=p, color=plt.cm.tab10(i % 10))
-    a1.set_yscale("log")
-    a1.set_ylabel(f"p99 latency of {'all jobs' if cls == 'all' else 'class ' + cls} (µs, log scale)")
-    a2.set_ylabel("achieved throughput (jobs/s)")
+            ax.errorbar(xs, med, yerr=err, marker="o", ms=3, capsize=2, lw=1, label=p, color=plt.cm.tab10(i % 10))
+            over = [x for x in rates if any(r.get("overloaded") for r in mine if r["rate"] == x)]
+            if over and ax is a1:
+                ax.plot(over, [np.median([r[col] / scale for r in mine if r["rate"] == x]) for x in over], "o",
+                        mfc="white", color=plt.cm.tab10(i % 10), ms=5)
+    a1.set_yscale("log")  # latencies past the knee grow by orders of magnitude: read the axis, not bar lengths
+    a1.set_ylabel(f"p99 latency, {'all jobs' if cls == 'all' else 'class ' + cls} (ms, log scale)")
+    a2.set_ylabel(achieved["title"])
     for ax in (a1, a2):
-        ax.set_xlabel(f"offered load: workload parameter {param}")
-        ax.legend(title="policy")
-    a1.set_title("p99 latency against offered load")
-    a2.set_title("throughput against offered load")
-    fig.suptitle(f"{rows[0]['workload']}: open-loop sweep over {param}, {int(rows[0]['threads'])} workers")
+        ax.set_xlabel(offered)
+    a2.legend(title="policy", fontsize=8)
+    fig.suptitle(f"{rows[0]['workload']}: open-loop sweep over {param}, {int(rows[0]['threads'])} workers"
+                 + (f", {variant}" if variant else "") + f"; {len({r['rep'] for r in rows})} repetitions, "
+                 f"medians with min..max; hollow: overloaded", fontsize=9)
     fig.tight_layout()
-    return save(fig, root, "sweep_p99")
+    stem = "sweep_p99" + (f"-{variant}" if variant else "") + ("" if cls == "all" else f"-{cls}")
+    return save(fig, root, stem)
 
 
 def cmd_load(a, extra):
