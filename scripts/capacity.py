@@ -26,6 +26,7 @@ import csv
 import json
 import os
 import sys
+import textwrap
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import sweep  # noqa: E402
@@ -93,6 +94,8 @@ def analyse(rows, ld):
         slo = slos(mine, classes, factor)
         for p in ld["policies"]:
             pr = [r for r in mine if r["policy"] == p]
+            if not pr:
+                continue
             rates = sorted({r["rate"] for r in pr})
             by_rate = [(x, np.array([worst_ratio(r, slo) for r in pr if r["rate"] == x])) for x in rates]
             cap, lo, hi = capacity_ci(by_rate)
@@ -126,7 +129,7 @@ def write(exp_dir, res, ld):
             md.append(f"| {x['policy']} | {x['capacity']:g} [{x['low']:g}..{x['high']:g}] | {ach} | {x['reps']} |")
         ref = mine[0]
         said = [sbstats.order(x["policy"], (x["capacity"], x["low"], x["high"]), ref["policy"],
-                              (ref["capacity"], ref["low"], ref["high"])) for x in mine[1:]]
+                              (ref["capacity"], ref["low"], ref["high"]), x["reps"], ref["reps"]) for x in mine[1:]]
         md += ["", f"Against {ref['policy']}: " + "; ".join(
             f"{x['policy']}: {s}" if s == sbstats.NO_DIFFERENCE else s for x, s in zip(mine[1:], said)), ""]
     with open(os.path.join(exp_dir, "capacity.md"), "w") as f:
@@ -149,6 +152,8 @@ def plot(exp_dir, rows, res, ld):
             for ax, c in zip(axes.flat, classes):
                 for i, p in enumerate(ld["policies"]):
                     pr = [r for r in mine if r["policy"] == p and r.get(f"classes.{c}.p99") is not None]
+                    if not pr:
+                        continue
                     rates = sorted({r["rate"] for r in pr})
                     med = [np.median([r[f"classes.{c}.p99"] / slo[c] for r in pr if r["rate"] == x]) for x in rates]
                     ax.plot(rates, med, marker="o", ms=3, lw=1, label=p, color=plt.cm.tab10(i % 10))
@@ -158,12 +163,14 @@ def plot(exp_dir, rows, res, ld):
                 ax.set_ylabel(f"{c} p99 / SLO ({sweep.fmt_ns(slo[c])}), log scale")
             for ax in axes.flat[len(classes):]:
                 ax.set_visible(False)
-            axes.flat[0].legend(title="policy", fontsize=7, ncol=2)
+            handles, names = axes.flat[0].get_legend_handles_labels()
             label = next(x["variant_label"] for x in res if x["variant"] == v) or v
             reps = max(x["reps"] for x in res if x["variant"] == v)
-            fig.suptitle(f"capacity sweep{', ' + label if label else ''}: p99 against {ld.get('slo_factor', 2)}x "
-                         f"the unloaded p99; medians of {reps} repetitions; dashed: the SLO", fontsize=9)
-            fig.tight_layout()
+            fig.suptitle("\n".join(textwrap.wrap(
+                f"capacity sweep{', ' + label if label else ''}: p99 against {ld.get('slo_factor', 2)}x the unloaded "
+                f"p99; medians of {reps} repetitions; dashed: the SLO", 100)), fontsize=9)
+            fig.tight_layout(rect=(0, 0.07, 1, 1))
+            fig.legend(handles, names, loc="lower center", ncol=min(len(names), 9), fontsize=8, frameon=False)
             pngs.append(save(fig, exp_dir, f"capacity-{v}" if v else "capacity"))
     return pngs
 

@@ -134,13 +134,14 @@ def orderings(st, ms):
     if len(labels) < 2:
         return []
     ref = labels[0]
-    out = [f"Against \"{ref}\" (a difference is stated only when the 95% intervals do not overlap):", ""]
+    out = [f"Against \"{ref}\" (a difference is stated only when the 95% intervals do not overlap, with at least "
+           f"{sbstats.MIN_RUNS} runs each):", ""]
     for m in ms:
         said = []
         for lab in labels[1:]:
             a, b = st[lab][m["title"]], st[ref][m["title"]]
             if a and b:
-                verdict = sbstats.order(lab, a[:3], ref, b[:3])
+                verdict = sbstats.order(lab, a[:3], ref, b[:3], a[5], b[5])
                 said.append(f"{lab}: {verdict}" if verdict == sbstats.NO_DIFFERENCE else verdict)
         if said:
             out.append(f"- {m['title']}: " + "; ".join(said))
@@ -346,7 +347,8 @@ def report(out, names, descs, update):
         print(f"\n== {n}: {d['question']}")
         print(write_tables(n, d, mine, exp_dir))
         if "load" in d:
-            for v in variants_of(d):
+            ran = {r.get("variant") or "" for r in mine}
+            for v in (v for v in variants_of(d) if v["name"] in ran):
                 print(sweep.plot_load(exp_dir, os.path.join(exp_dir, "runs.csv"), "all", d["load"], v["name"]))
             if "slo_classes" in d["load"]:
                 text, pngs = capacity.run(exp_dir, d["load"])

@@ -14,6 +14,7 @@ LEVEL = 0.95
 RESAMPLES = 10000
 RNG_SEED = 20261123  # fixed: a table regenerated from the same runs is byte-identical
 NO_DIFFERENCE = "no difference measured"
+MIN_RUNS = 3  # fewer repetitions give an interval of one or two points: nothing to order by
 
 
 def median_ci(values, level=LEVEL, resamples=RESAMPLES):
@@ -39,14 +40,14 @@ def overlap(a, b):
     return not (a[2] < b[1] or b[2] < a[1])
 
 
-def order(name_a, ci_a, name_b, ci_b):
-    """"A < B", "A > B" (by median, and only when the intervals do not overlap), else
-    "no difference measured"."""
-    if overlap(ci_a, ci_b):
+def order(name_a, ci_a, name_b, ci_b, runs_a, runs_b):
+    """"A < B", "A > B" (by median, and only when the intervals do not overlap and each side has
+    at least MIN_RUNS repetitions), else "no difference measured"."""
+    if min(runs_a, runs_b) < MIN_RUNS or overlap(ci_a, ci_b):
         return NO_DIFFERENCE
     return f"{name_a} < {name_b}" if ci_a[0] < ci_b[0] else f"{name_a} > {name_b}"
 
 
 def compare(name_a, values_a, name_b, values_b):
     """order() from two lists of per-repetition values."""
-    return order(name_a, median_ci(values_a), name_b, median_ci(values_b))
+    return order(name_a, median_ci(values_a), name_b, median_ci(values_b), len(values_a), len(values_b))

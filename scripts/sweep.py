@@ -850,7 +850,9 @@ def plot_load(root, csv_path, cls, ld=None, variant=None):
     offered = f"offered load ({ld['offered_unit']})" if ld.get("offered_unit") else f"offered load: workload parameter {param}"
     achieved = ld.get("achieved") or {"title": "achieved throughput (jobs/s)", "column": "throughput"}
     fig, (a1, a2) = plt.subplots(1, 2, figsize=(7.0, 3.4))
-    for i, p in enumerate(dict.fromkeys(r["policy"] for r in rows)):
+    present = set(r["policy"] for r in rows)
+    # colours by the description's policy order, so that every figure of a sweep agrees
+    for i, p in ((i, p) for i, p in enumerate(ld.get("policies", sorted(present))) if p in present):
         mine = [r for r in rows if r["policy"] == p]
         rates = sorted({r["rate"] for r in mine})
         for ax, col, scale in ((a1, key, 1e6), (a2, achieved["column"], 1)):
@@ -870,7 +872,7 @@ def plot_load(root, csv_path, cls, ld=None, variant=None):
     a2.set_ylabel(achieved["title"])
     for ax in (a1, a2):
         ax.set_xlabel(offered)
-    a2.legend(title="policy", fontsize=8)
+    a2.legend(title="policy", fontsize=7)
     fig.suptitle(f"{rows[0]['workload']}: open-loop sweep over {param}, {int(rows[0]['threads'])} workers"
                  + (f", {variant}" if variant else "") + f"; {len({r['rep'] for r in rows})} repetitions, "
                  f"medians with min..max; hollow: overloaded", fontsize=9)

@@ -386,6 +386,10 @@ def test_intervals_and_no_difference(tmp):
     assert sbstats.compare("A", high, "B", low) == "A > B"
     assert sbstats.compare("A", low, "B", mid) == sbstats.NO_DIFFERENCE == "no difference measured"
     assert sbstats.compare("A", [5.0], "B", [5.0]) == sbstats.NO_DIFFERENCE
+    # one or two runs a side order nothing, however far apart
+    assert sbstats.compare("A", [1.0], "B", [9.0]) == sbstats.NO_DIFFERENCE
+    assert sbstats.compare("A", [1.0, 1.1], "B", [9.0, 9.1]) == sbstats.NO_DIFFERENCE
+    assert sbstats.compare("A", [1.0, 1.1, 1.2], "B", [9.0, 9.1, 9.2]) == "A < B"
     # the table states orderings by the same rule
     d = {"question": "q?", "configs": [{"label": x} for x in ("ref", "same", "slower")],
          "metrics": [{"title": "p99", "column": "p99", "format": "lat"}]}
@@ -422,7 +426,34 @@ def test_latency_histogram_recomputes_tails(tmp):
             assert want[key] * (1 - 1 / 64) - 1 <= got <= want[key] * (1 + 1 / 64) + 1, (cls, key, got, want[key])
 
 
-TESTS = [test_dirty_tree_is_refused, test_repetitions_have_their_own_seeds, test_intervals_and_no_difference,
+def test_capacity_rule(tmp):
+    """Capacity: the highest rate up to which the median repetition keeps every class within
+    2x the unloaded p99; an overloaded repetition fails; orderings only when intervals part."""
+    sys.path.insert(0, os.path.join(ROOT, "scripts"))
+    import capacity
+    ld = {"param": "rate", "policies": ["fast", "slow"], "slo_classes": ["a"], "slo_factor": 2}
+    rows = []
+    for p, knee in (("fast", 3000), ("slow", 1000)):
+        for rate in (100, 1000, 2000, 3000, 4000):
+            for k in range(5):
+                p99 = 1000 + k if rate <= knee else 10000 + k  # 2x the unloaded ~1000 ns is the bar
+                rows.append({"policy": p, "rate": float(rate), "rep": k + 1, "variant": "", "classes.a.p99": p99,
+                             "overloaded": 0, "throughput": rate})
+    res = {x["policy"]: x for x in capacity.analyse(rows, ld)}
+    assert (res["fast"]["capacity"], res["slow"]["capacity"]) == (3000, 1000), res
+    assert res["fast"]["low"] == res["fast"]["high"] == 3000
+    text = capacity.write(tmp, list(res.values()), ld)
+    assert "Against fast: slow < fast" in text, text
+    # an overloaded run at 2000 fails fast's repetitions there: its capacity drops to 1000
+    for r in rows:
+        if r["policy"] == "fast" and r["rate"] == 2000:
+            r["overloaded"] = 1
+    res = {x["policy"]: x for x in capacity.analyse(rows, ld)}
+    assert res["fast"]["capacity"] == 1000, res
+    assert "slow: no difference measured" in capacity.write(tmp, list(res.values()), ld)
+
+
+TESTS = [test_capacity_rule, test_dirty_tree_is_refused, test_repetitions_have_their_own_seeds, test_intervals_and_no_difference,
          test_latency_histogram_recomputes_tails, test_paper_descriptions_expand_stable_and_machine_free, test_run_collect_and_resume,
          test_timing_runs_alone_others_in_parallel, test_failing_line_is_named_and_never_collected,
          test_missing_program_on_the_node, test_killed_run_is_named_and_never_collected,
