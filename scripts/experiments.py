@@ -368,9 +368,49 @@ def report(out, names, descs, update):
               f"UPDATE=1, replaces it)", file=sys.stderr)
 
 
+RUNS_ARCHIVE = "runs.tar.xz"
+
+
+def pack_runs(exp_dir):
+    """Every run directory under exp_dir into exp_dir/runs.tar.xz, then removed: results/paper/
+    keeps each run's files (its tails included) at a fraction of their size, since the summaries
+    of one experiment's runs are alike. Owners, times and order are fixed, so the same runs give
+    the same archive."""
+    import tarfile
+    runs = sorted(os.path.relpath(dp, exp_dir) for dp, _, files in os.walk(exp_dir) if "summary.json" in files)
+    if not runs:
+        return
+
+    def plain(ti):
+        ti.uid = ti.gid = 0
+        ti.uname = ti.gname = ""
+        ti.mtime = 0
+        return ti
+    tmp = os.path.join(exp_dir, RUNS_ARCHIVE + ".tmp")
+    with tarfile.open(tmp, "w:xz") as tar:
+        for r in runs:
+            for name in sorted(os.listdir(os.path.join(exp_dir, r))):
+                tar.add(os.path.join(exp_dir, r, name), arcname=os.path.join(r, name), filter=plain)
+    os.rename(tmp, os.path.join(exp_dir, RUNS_ARCHIVE))
+    for r in runs:
+        shutil.rmtree(os.path.join(exp_dir, r))
+    for dp, dirs, files in sorted(os.walk(exp_dir), reverse=True):  # the emptied parents (c0/, <policy>/)
+        if dp != exp_dir and not dirs and not files:
+            os.rmdir(dp)
+
+
 def rows_from_dirs(name, d, exp_dir):
     """The rows collect would give, rebuilt from the result directories under exp_dir
-    (<exp_dir>/c<i>/r<k>[.n<j>]/): for tables and figures of runs whose runs.csv is gone."""
+    (<exp_dir>/c<i>/r<k>[.n<j>]/, or the same packed in runs.tar.xz): for tables and figures of
+    runs whose runs.csv is gone."""
+    archive = os.path.join(exp_dir, RUNS_ARCHIVE)
+    if os.path.exists(archive):
+        import tarfile
+        import tempfile
+        with tempfile.TemporaryDirectory() as tmp:
+            with tarfile.open(archive) as tar:
+                tar.extractall(tmp, **({"filter": "data"} if hasattr(tarfile, "data_filter") else {}))
+            return rows_from_dirs(name, d, tmp)
     rows = []
     pattern = ("*", "rate-*") if "load" in d else ("c*", "r*")
     for run in sorted(glob.glob(os.path.join(exp_dir, *pattern))):
@@ -439,6 +479,7 @@ def update_paper(out, names):
         tmp, old = dst + ".new", dst + ".old"
         shutil.rmtree(tmp, ignore_errors=True)
         shutil.copytree(src, tmp)
+        pack_runs(tmp)
         if os.path.exists(dst):
             os.rename(dst, old)
         os.rename(tmp, dst)

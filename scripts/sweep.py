@@ -406,24 +406,35 @@ def check_commit(out, tree):
 
 # ---- per-job latencies as a log-bucket histogram ----------------------------------------------
 # Exact below 2**SUB_BITS ns; above, each power of two is cut into 2**(SUB_BITS-1) buckets, so a
-# bucket is at most 1/64 of its lower bound wide: any percentile comes back within 1.6%.
+# bucket is at most 1/64 of its lower bound wide: any percentile comes back within 1.6%. Bucket
+# i holds [bucket_low(i), bucket_low(i) + bucket_width(i)); with SUB_BITS 7, i = 64 * shift +
+# (v >> shift), shift = max(bit_length(v) - 7, 0), so consecutive buckets have consecutive numbers
+# and the stored gaps between occupied ones are mostly 0, which compresses to almost nothing.
 SUB_BITS = 7
+HALF = 1 << (SUB_BITS - 1)
 
 
-def bucket_low(v):
-    """The lower bound of v's bucket (v in ns, >= 0)."""
+def bucket_index(v):
+    """The bucket of a latency v (ns, >= 0)."""
     shift = max(v.bit_length() - SUB_BITS, 0)
-    return (v >> shift) << shift
+    return HALF * shift + (v >> shift)
 
 
-def bucket_width(low):
-    return 1 << max(low.bit_length() - SUB_BITS, 0)
+def bucket_low(i):
+    if i < 2 * HALF:
+        return i
+    shift = i // HALF - 1
+    return (i - HALF * shift) << shift
+
+
+def bucket_width(i):
+    return 1 if i < 2 * HALF else 1 << (i // HALF - 1)
 
 
 def write_histogram(out):
-    """out/latency-hist.json.gz from out/jobs.csv.gz: per job class (and "all") the sorted
-    [bucket low ns, jobs] pairs of the window's finished jobs, so every percentile of every class
-    can be recomputed after the per-job rows are gone (hist_percentile)."""
+    """out/latency-hist.json.gz from out/jobs.csv.gz: per job class (and "all") the occupied
+    buckets of the window's finished jobs, so every percentile of every class can be recomputed
+    after the per-job rows are gone (hist_pairs, hist_percentile)."""
     import gzip
     classes = {}
     with gzip.open(os.path.join(out, JOBS_FILE), "rt", newline="") as f:
@@ -431,7 +442,7 @@ def write_histogram(out):
             if row.get("status", "ok") != "ok" or row.get("latency_ns", "") == "":
                 continue
             h = classes.setdefault(row["class"], {})
-            b = bucket_low(int(row["latency_ns"]))
+            b = bucket_index(int(row["latency_ns"]))
             h[b] = h.get(b, 0) + 1
     total = {}
     for h in classes.values():
@@ -439,9 +450,14 @@ def write_histogram(out):
             total[b] = total.get(b, 0) + n
     classes["all"] = total
     doc = {"unit": "ns", "sub_bits": SUB_BITS,
-           "buckets": "[low, jobs]: jobs with latency in [low, low + width); width 1 below 2**sub_bits ns, "
-                      "else 2**(bit_length(low) - sub_bits)",
-           "classes": {c: sorted([b, n] for b, n in h.items()) for c, h in sorted(classes.items())}}
+           "buckets": "per class: first (the lowest occupied bucket), gaps (empty buckets before each next "
+                      "occupied one), counts (jobs in each occupied bucket); bucket i < 2**sub_bits holds latency "
+                      "i, above it [(i - h*s) << s, + 2**s) with h = 2**(sub_bits-1), s = i // h - 1",
+           "classes": {}}
+    for c, h in sorted(classes.items()):
+        idx = sorted(h)
+        doc["classes"][c] = {"first": idx[0] if idx else 0, "gaps": [b - a - 1 for a, b in zip(idx, idx[1:])],
+                             "counts": [h[i] for i in idx]}
     tmp = os.path.join(out, HIST_FILE + ".tmp")
     with gzip.open(tmp, "wt") as f:
         json.dump(doc, f, separators=(",", ":"))
@@ -454,19 +470,30 @@ def read_histogram(run_dir):
         return json.load(f)
 
 
+def hist_pairs(doc, cls):
+    """[(bucket index, jobs)] of one class of a latency-hist document, ascending."""
+    h = doc["classes"][cls]
+    out, i = [], h["first"]
+    for k, n in enumerate(h["counts"]):
+        if k:
+            i += h["gaps"][k - 1] + 1
+        out.append((i, n))
+    return out
+
+
 def hist_percentile(pairs, q):
-    """Percentile q (0..100) of a class's [low, jobs] pairs by nearest rank, as the highest value
-    of the bucket the rank falls in (never below the exact percentile, at most 1/64 above it)."""
+    """Percentile q (0..100) of hist_pairs() by nearest rank, as the highest value of the bucket the
+    rank falls in (never below the exact percentile, at most 1/64 above it)."""
     n = sum(c for _, c in pairs)
     if n == 0:
         return None
     rank = max(1, -(-q * n // 100))  # ceil(q% of n), at least the first job
     seen = 0
-    for low, c in pairs:
+    for i, c in pairs:
         seen += c
         if seen >= rank:
-            return low + bucket_width(low) - 1
-    return pairs[-1][0] + bucket_width(pairs[-1][0]) - 1
+            break
+    return bucket_low(i) + bucket_width(i) - 1
 
 
 def write_peer_result(out, cmd, stdout, tree):

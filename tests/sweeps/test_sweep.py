@@ -52,6 +52,10 @@ def test_paper_descriptions_expand_stable_and_machine_free(tmp):
     lines = manifest(a)
     ids = [ln["id"] for ln in lines]
     assert len(ids) == len(set(ids)), "ids are not unique"
+    # the committed results stay small enough to clone (runs are packed: experiments.pack_runs)
+    size = sum(os.path.getsize(os.path.join(dp, f)) for dp, _, fs in os.walk(os.path.join(ROOT, "results", "paper"))
+               for f in fs)
+    assert size < 30e6, f"results/paper holds {size / 1e6:.1f} MB"
     # every experiment of PAPER.md is there, with its repetitions
     exps = {ln["tags"]["experiment"] for ln in lines}
     for e in ("spawn", "policies", "hybrid", "wake", "batch", "sweep", "trace-cost"):
@@ -295,7 +299,13 @@ def test_reproduce_leaves_paper_alone_and_compares(tmp):
     experiments.PAPER = fake
     other = tree_digest(os.path.join(fake, "batch"))
     experiments.update_paper(out, ["placement"])
-    assert tree_digest(os.path.join(fake, "placement")) == tree_digest(os.path.join(out, "placement"))
+    # the same files, the runs packed into one archive that holds each run's files unchanged
+    import tarfile
+    packed = os.path.join(fake, "placement")
+    with tarfile.open(os.path.join(packed, "runs.tar.xz")) as tar:
+        tar.extractall(packed)
+    os.remove(os.path.join(packed, "runs.tar.xz"))
+    assert tree_digest(packed) == tree_digest(os.path.join(out, "placement"))
     assert tree_digest(os.path.join(fake, "batch")) == other
     assert not os.path.exists(os.path.join(fake, "placement.old"))
 
@@ -415,10 +425,17 @@ def test_latency_histogram_recomputes_tails(tmp):
         os.listdir(out)
     sys.path.insert(0, os.path.join(ROOT, "scripts"))
     import sweep as sw
-    hist = sw.read_histogram(out)["classes"]
+    doc = sw.read_histogram(out)
     s = json.load(open(os.path.join(out, "summary.json")))
-    assert set(hist) == set(s["classes"]) | {"all"}, (sorted(hist), sorted(s["classes"]))
-    for cls, pairs in hist.items():
+    assert set(doc["classes"]) == set(s["classes"]) | {"all"}, (sorted(doc["classes"]), sorted(s["classes"]))
+    # the bucket numbering: contiguous, each value in its own bucket, widths at most 1/64
+    for v in list(range(0, 2000)) + [2 ** k + d for k in range(11, 40) for d in (-1, 0, 1)]:
+        i = sw.bucket_index(v)
+        assert sw.bucket_low(i) <= v < sw.bucket_low(i) + sw.bucket_width(i), v
+        assert sw.bucket_low(i + 1) == sw.bucket_low(i) + sw.bucket_width(i), v
+        assert sw.bucket_width(i) == 1 or sw.bucket_width(i) * 64 <= sw.bucket_low(i), v
+    for cls in doc["classes"]:
+        pairs = sw.hist_pairs(doc, cls)
         want = s["all"] if cls == "all" else s["classes"][cls]
         assert sum(n for _, n in pairs) == want["count"], cls
         for q, key in ((50, "p50"), (90, "p90"), (99, "p99"), (99.9, "p999")):
