@@ -376,9 +376,11 @@ def run_line(root, ln, schedbed, tree):
         return finish(False, bad, p.returncode)
     if ln["program"] == "schedbed" and os.path.exists(os.path.join(out, JOBS_FILE)):
         write_histogram(out)
-    if ln.get("slim"):  # the per-job rows are big; their latencies stay, as a histogram per class
+    slim = ln.get("slim")
+    if slim:  # the per-job rows are big; their latencies stay, as a histogram per class; a list names what else to keep
+        keep = set(KEEP_FILES) | (set(slim) if isinstance(slim, list) else set())
         for name in os.listdir(out):
-            if name not in KEEP_FILES:
+            if name not in keep:
                 os.remove(os.path.join(out, name))
     st["overloaded"] = bool(overloaded)
     return finish(True, "overloaded: jobs cancelled after the drain" if overloaded else "", p.returncode)
@@ -497,12 +499,28 @@ def hist_percentile(pairs, q):
 
 
 def write_peer_result(out, cmd, stdout, tree):
-    """A peer (OpenMP, oneTBB) prints "ns_per_task tasks checksum"; its result directory gets the
-    same two files as a schedbed run, under a temporary name renamed into place when complete."""
-    fields = stdout.split()
-    if len(fields) < 2:
-        raise ValueError(f"'{stdout.strip()}'")
-    ns, tasks = float(fields[0]), float(fields[1])
+    """A peer's result directory gets the same two files as a schedbed run, under a temporary name
+    renamed into place when complete. A peer prints either "ns_per_task tasks checksum" (peers_*)
+    or a CSV with a header, one row per execution (patterns_*: rep,wall_ns,tasks,flop), kept as
+    peer.csv."""
+    text = stdout.strip()
+    first = text.splitlines()[0] if text else ""
+    if "," in first:
+        rows = text.splitlines()[1:]
+        cols = first.split(",")
+        if not rows or "tasks" not in cols or "wall_ns" not in cols:
+            raise ValueError(f"a CSV without rows, or without tasks and wall_ns: '{first}'")
+        vals = [dict(zip(cols, r.split(","))) for r in rows]
+        walls = sorted(float(v["wall_ns"]) for v in vals)
+        tasks = float(vals[0]["tasks"])
+        ns = walls[len(walls) // 2] / tasks if tasks else 0.0
+        extra = {"peer.csv": text + "\n"}
+    else:
+        fields = text.split()
+        if len(fields) < 2:
+            raise ValueError(f"'{text}'")
+        ns, tasks = float(fields[0]), float(fields[1])
+        extra = {}
     tmp = out + ".tmp"
     shutil.rmtree(tmp, ignore_errors=True)
     os.makedirs(tmp)
@@ -510,6 +528,9 @@ def write_peer_result(out, cmd, stdout, tree):
         json.dump({"peer": os.path.basename(cmd[0]), "ns_per_task": ns, "tasks": tasks, "failure": None}, f)
     with open(os.path.join(tmp, "meta.json"), "w") as f:
         json.dump({"command": cmd, "host": socket.gethostname(), "git": tree}, f)
+    for name, body in extra.items():
+        with open(os.path.join(tmp, name), "w") as f:
+            f.write(body)
     os.rename(tmp, out)
 
 
