@@ -9,9 +9,12 @@ Every experiment is one sweep description in sweeps/ (sweeps/<experiment>.json):
 its configurations (a label, a policy, a workload, settings), how many repetitions, and the
 metrics its table shows. The selected descriptions are expanded into one manifest (sweep.py),
 run here one run at a time (timing runs), collected into DIR/runs.csv, and each experiment gets
-DIR/<experiment>/: its rows (runs.csv), table.md and table.csv (median with min and max over the
-repetitions, never a single run) and its figures. Results are then compared with the committed
-ones under results/paper/ (DIR/vs-paper.md, also printed).
+DIR/<experiment>/: its rows (runs.csv), table.md and table.csv (the median over the repetitions
+with its 95% bootstrap interval, min and max; orderings only where intervals do not overlap:
+sbstats.py) and its figures; a load sweep with slo_classes also gets its capacity table
+(capacity.py). Results are then compared with the committed ones under results/paper/
+(DIR/vs-paper.md, also printed). --replot redraws results/paper/'s tables and figures from the
+runs committed there. Runs refuse a tree with uncommitted changes unless --allow-dirty.
 
 DIR defaults to a new results/reproduce-<time>/: the committed results change only with
 --update-paper, which replaces results/paper/<experiment>/ by the new one once everything ran.
