@@ -168,7 +168,7 @@ def plot(exp_dir, rows, res, ld):
             reps = max(x["reps"] for x in res if x["variant"] == v)
             fig.suptitle("\n".join(textwrap.wrap(
                 f"capacity sweep{', ' + label if label else ''}: p99 against {ld.get('slo_factor', 2)}x the unloaded "
-                f"p99; medians of {reps} repetitions; dashed: the SLO", 100)), fontsize=9)
+                f"p99; medians of {sweep.plural(reps, 'repetition')}; dashed: the SLO", 100)), fontsize=9)
             fig.tight_layout(rect=(0, 0.07, 1, 1))
             fig.legend(handles, names, loc="lower center", ncol=min(len(names), 9), fontsize=8, frameon=False)
             pngs.append(save(fig, exp_dir, f"capacity-{v}" if v else "capacity"))

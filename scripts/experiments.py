@@ -168,11 +168,11 @@ def run_shape(rows):
     noise = max([int(r.get("noise") or 1) for r in rows] or [1])
     threads = sorted({int(r["threads"]) for r in rows if r.get("threads")})
     windows = [r["window_s"] for r in rows if r.get("window_s")]
-    parts = [f"{len(reps)} repetitions"]
+    parts = [sweep.plural(len(reps), "repetition")]
     if seeds:
         parts.append(f"seeds {seeds[0]}..{seeds[-1]}" if len(seeds) > 1 else f"seed {seeds[0]}")
     if noise > 1:
-        parts.append(f"{noise} runs per seed")
+        parts.append(f"{noise} runs per seed")  # machine-noise repetitions
     if windows:
         parts.append(f"{np.median(windows):.2g} s windows")
     if threads:

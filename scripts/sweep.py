@@ -212,6 +212,10 @@ def expand_load(d, o):
     return lines
 
 
+def plural(n, word):
+    return f"{n} {word}{'' if n == 1 else 's'}"
+
+
 def fmt_num(v):
     return f"{float(v):g}"
 
@@ -922,7 +926,7 @@ def plot_load(root, csv_path, cls, ld=None, variant=None):
         ax.set_xlabel(offered)
     a2.legend(title="policy", fontsize=7)
     fig.suptitle(f"{rows[0]['workload']}: open-loop sweep over {param}, {int(rows[0]['threads'])} workers"
-                 + (f", {variant}" if variant else "") + f"; {len({r['rep'] for r in rows})} repetitions, "
+                 + (f", {variant}" if variant else "") + f"; {plural(len({r['rep'] for r in rows}), 'repetition')}, "
                  f"medians with min..max; hollow: overloaded", fontsize=9)
     fig.tight_layout()
     stem = "sweep_p99" + (f"-{variant}" if variant else "") + ("" if cls == "all" else f"-{cls}")
