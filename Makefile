@@ -188,9 +188,10 @@ test: deps
 	done; \
 	echo "== test: every step passed in $$(( $$(date +%s) - start )) s"
 
-## sweep-test  manifests, the local runner and collect (tests/sweeps/), then a real single-node Slurm running a manifest as a job array
-sweep-test: deps $(B)/release/schedbed
+## sweep-test  manifests, the local runner and collect, METG's sweep through them (tests/sweeps/), then a real single-node Slurm running a manifest as a job array
+sweep-test: deps $(B)/release/schedbed $(B)/release/patterns_tbb
 	$(PYTHON) tests/sweeps/test_sweep.py --schedbed $(B)/release/schedbed
+	$(PYTHON) tests/sweeps/test_metg.py --schedbed $(B)/release/schedbed
 	$(PYTHON) tests/sweeps/slurm_test.py --schedbed $(B)/release/schedbed
 
 ## validate-sim  the simulator against this machine: every policy on oltp, forkjoin, tiny, wake at 1 and 2 workers, native vs sim (timing runs: idle machine): results/validate-sim/<time>/
@@ -263,7 +264,7 @@ plot: deps
 sweep: deps $(SCHEDBED)
 	$(SAY_THREADS)
 	$(PYTHON) scripts/sweep.py load --schedbed $(SCHEDBED) --workload $(WORKLOAD) --param $(RATE_PARAM) --rates $(RATES) \
-		$(if $(POLICIES),--policies $(POLICIES)) $(if $(RUN_THREADS),--threads $(RUN_THREADS)) --out results/sweep-$(STAMP) -- \
+		$(if $(ALLOW_DIRTY),--allow-dirty) $(if $(POLICIES),--policies $(POLICIES)) $(if $(RUN_THREADS),--threads $(RUN_THREADS)) --out results/sweep-$(STAMP) -- \
 		$(if $(findstring --duration,$(ARGS))$(findstring --jobs,$(ARGS)),,--duration 3) $(ARGS)
 
 # ---- model checking (models/README.md) ----
@@ -296,17 +297,21 @@ $(B)/release/patterns_tbb: peers/patterns_tbb.cpp $(PATTERNS_PEER_OBJ) | deps
 	g++ -std=c++17 -O2 -Wall -Wextra $^ -ltbb -o $@
 
 METG_ARGS ?=
-## metg        METG(50%) of every policy and the OpenMP/oneTBB peers on the task-graph patterns: results/metg-<time>/ (METG_ARGS='--patterns a,b --reps 3')
+## metg        METG(50%) of every policy and the OpenMP/oneTBB peers on the task-graph patterns, through the manifest runner: results/metg-<time>/ (METG_ARGS='--patterns a,b --reps 3')
 metg: deps $(SCHEDBED) $(B)/release/patterns_omp $(B)/release/patterns_tbb
-	$(PYTHON) scripts/metg.py --schedbed $(SCHEDBED) --out results/metg-$(STAMP) $(METG_ARGS)
+	d=results/metg-$(STAMP); $(PYTHON) scripts/metg.py expand --schedbed $(SCHEDBED) --out $$d $(METG_ARGS) && \
+	$(PYTHON) scripts/sweep.py run $$d --schedbed $(SCHEDBED) $(if $(ALLOW_DIRTY),--allow-dirty) && $(PYTHON) scripts/metg.py report $$d
 
 EXPERIMENTS ?=
 REPRODUCE_ARGS ?=
 UPDATE ?=
-## reproduce   every experiment behind PAPER.md (sweeps/*.json; about half an hour) into a new results/reproduce-<time>/,
-##             compared with results/paper/: [EXPERIMENTS='a b'] [REPRODUCE_ARGS='--reps 1 --duration 1'] [UPDATE=1 replaces results/paper/]
+ALLOW_DIRTY ?=
+## reproduce   every experiment behind PAPER.md (sweeps/*.json) into a new results/reproduce-<time>/, compared with
+##             results/paper/; refuses a tree with uncommitted changes: [EXPERIMENTS='a b']
+##             [REPRODUCE_ARGS='--reps 1 --duration 1'] [UPDATE=1 replaces results/paper/] [ALLOW_DIRTY=1 marks results dirty]
 reproduce: deps $(SCHEDBED) peers
-	$(PYTHON) scripts/experiments.py --schedbed $(SCHEDBED) $(if $(UPDATE),--update-paper) $(REPRODUCE_ARGS) $(EXPERIMENTS)
+	$(PYTHON) scripts/experiments.py --schedbed $(SCHEDBED) $(if $(UPDATE),--update-paper) $(if $(ALLOW_DIRTY),--allow-dirty) \
+		$(REPRODUCE_ARGS) $(EXPERIMENTS)
 
 ## clean       remove the build directory (results/ stays)
 clean:
