@@ -23,7 +23,7 @@ RUN ?=
 PKG_CFLAGS = $(shell pkg-config --cflags liburcu-cds liburcu-memb hwloc zlib 2>/dev/null)
 PKG_LIBS = $(shell pkg-config --libs liburcu-cds liburcu-memb hwloc zlib 2>/dev/null) -lm
 
-WARN := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wno-unused-parameter
+WARN := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wno-unused-parameter -Werror=implicit-function-declaration
 BASE_CFLAGS := -std=c11 -D_GNU_SOURCE -pthread -g $(WARN) $(PKG_CFLAGS)
 
 CORE_SRC := $(wildcard core/*.c)

@@ -17,26 +17,11 @@
  * reports failure (sb_rt_failure, sb_job_wait returning false), so the harness ends the run
  * with the task, job, worker and invariant named.
  */
-#include <stdarg.h>
 #include <stdio.h>
 
 #include "rt.h"
 
 enum { CS_FREE = 0, CS_QUEUED = 1, CS_RUNNING = 2, CS_PARKED = 3 };
-
-void sb_fail(struct sb_rt *rt, const char *fmt, ...)
-{
-	/* acq_rel: one thread writes the message */
-	if (atomic_exchange_explicit(&rt->fail_claim, 1, memory_order_acq_rel))
-		return;
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(rt->failure, sizeof rt->failure, fmt, ap);
-	va_end(ap);
-	/* release: pairs with the acquire in sb_rt_failure, which then reads the text */
-	atomic_store_explicit(&rt->failed, 1, memory_order_release);
-	fprintf(stderr, "schedbed: %s\n", rt->failure);
-}
 
 static const char *who(const struct sb_thread *tc, char *buf, size_t len)
 {

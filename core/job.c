@@ -22,7 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "rt.h"
+#include "thread.h"
 
 SB_ASSERT_MALLOC_ALIGNED(struct sb_job);
 SB_ASSERT_MALLOC_ALIGNED(struct sb_hist);

@@ -16,35 +16,14 @@
  * flushed before that thread runs anything else or goes idle, so completion is seen as soon
  * as it would be with per-task counting.
  *
- * Does not own: where tasks go (the policy, through core/policy.c), idling (worker.c),
+ * Does not own: where tasks go (the policy, through core/policy.c), idling and wake-ups (idle.c),
  * teardown (job.c).
  */
 #include <stdlib.h>
 #include <string.h>
 
-#include "rt.h"
-
-struct sb_thread *sb_thread_self(void)
-{
-	return sb_self;
-}
-
-void sb_not_attached(void)
-{
-	fprintf(stderr, "%s:%d: schedbed core called from a thread that is not attached "
-		"(call sb_thread_attach first)\n", __FILE__, __LINE__);
-	abort();
-}
-
-int sb_self_worker(void)
-{
-	return sb_self ? sb_self->worker : -1;
-}
-
-struct sb_task *sb_current_task(void)
-{
-	return sb_self ? sb_self->current : NULL;
-}
+#include "idle.h"
+#include "thread.h"
 
 /* ---- task memory ---- */
 

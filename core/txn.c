@@ -22,7 +22,7 @@
 #include <urcu/urcu-memb.h>
 #include <urcu/rculfhash.h>
 
-#include "rt.h"
+#include "thread.h"
 
 #define TXN_UNBOUND 0xffffffffull
 
