@@ -32,10 +32,10 @@ WORKLOAD_SRC := $(wildcard workloads/*.c)
 LIB_SRC := $(CORE_SRC) $(POLICY_SRC) $(WORKLOAD_SRC)
 HDRS := $(wildcard core/*.h policies/*.h workloads/*.h harness/*.h)
 
-.PHONY: all deps test check unit canaries stress clang valgrind bench bench-core clean help schedbed compare plot sweep peers reproduce sweep-test sim-test validate-sim metg fuzz fuzz-slice
+.PHONY: all deps test check layers unit canaries stress clang valgrind bench bench-core clean help schedbed compare plot sweep peers reproduce sweep-test sim-test validate-sim metg fuzz fuzz-slice
 
-## all         build the library (make schedbed for the program)
-all: deps $(B)/release/libschedbed.a
+## all         build the program, build/release/schedbed (what a plain `make` does), and its library
+all: deps $(B)/release/schedbed
 
 ## deps        install the Debian packages the project needs (only those missing; every target runs it)
 deps:
@@ -167,6 +167,7 @@ valgrind: deps $(SCHEDBED)
 CHECK_SKIP := cli/interrupts_anywhere_leave_nothing_half_made|cli/plot_run_makes_pngs|cli/sleeping_between_polls_is_no_stall|\
 	cli/overloaded_runs_end_after_the_drain|cli/livelock_ends_as_starvation|cli/listed_defaults_and_ranges_are_accepted
 check: deps
+	$(PYTHON) scripts/layers.py
 	@$(MAKE) --no-print-directory -j2 $(B)/tests/schedbed-tests $(B)/asan/canary $(B)/tsan/canary
 	$(B)/tests/schedbed-tests --jobs 2 --filter '!($(CHECK_SKIP))'
 	tests/canary/run.sh asan $(B)/asan/canary
@@ -174,7 +175,7 @@ check: deps
 
 # make test: every build first (two compilers at a time), then each step in turn with a header
 # line and the time so far; the first failing step ends it.
-TEST_STEPS := unit stress model-check sweep-test sim-test fuzz-slice clang valgrind
+TEST_STEPS := layers unit stress model-check sweep-test sim-test fuzz-slice clang valgrind
 TEST_BUILDS = $(B)/release/schedbed $(B)/tests/schedbed-tests $(foreach v,tsan asan,$(B)/$(v)/stress $(B)/$(v)/schedbed \
 	$(B)/$(v)/canary) $(B)/clang/schedbed
 ## test        everything CI runs: builds, the Criterion suite, sanitizer canaries and stress runs, the model check, the sweep tests, the simulator tests, a fuzz slice, clang and valgrind
@@ -187,6 +188,10 @@ test: deps
 		$(MAKE) --no-print-directory $$s UNIT_ARGS=--verbose || { echo "== test: $$s FAILED after $$(( $$(date +%s) - start )) s"; exit 1; }; \
 	done; \
 	echo "== test: every step passed in $$(( $$(date +%s) - start )) s"
+
+## layers      the floors (core < policies, workloads < harness; no include back up, no policy reaching the core's private headers) and no cycle in core/ but task.c <-> job.c
+layers:
+	$(PYTHON) scripts/layers.py
 
 ## sweep-test  manifests, the local runner and collect (tests/sweeps/), then a real single-node Slurm running a manifest as a job array
 sweep-test: deps $(B)/release/schedbed

@@ -242,7 +242,7 @@ static struct sb_task *distribution_idle(void *st, unsigned self, struct sb_idle
 	if (t) {
 		/* (ii): hand it to a deactivated worker; the core wakes it (out->wake). That worker's
 		 * suspend re-checks its LTQ after its barrier (W) and the wake-up takes the pairing
-		 * barrier (P) before looking at its state (core/worker.c), so the push below is either seen by its
+		 * barrier (P) before looking at its state (core/idle.c), so the push below is either seen by its
 		 * re-check or answered by the wake: the task cannot sit in a sleeping worker's LTQ. */
 		int v = find_deactivated(d, self);
 		if (v >= 0)
