@@ -231,6 +231,14 @@ void sb_job_sub(struct sb_thread *tc, struct sb_job *j, int64_t n)
 		submit_teardown_task(tc, j);
 }
 
+bool sb_job_try_lock_txn(struct sb_job *j)
+{
+	if (!sb_txn_try_lock(j->txn))
+		return false;
+	j->holds_txn_lock = true; /* teardown_now unlocks */
+	return true;
+}
+
 void sb_job_request_teardown(struct sb_job *j)
 {
 	struct sb_thread *tc = sb_tc();

@@ -419,7 +419,7 @@ int sb_monitor_start(struct sb_rt *rt, char *err, size_t errlen)
 	int e = sb_exec_thread_start(&rt->monitor, "monitor", monitor_main, rt);
 	if (e) {
 		snprintf(err, errlen, "cannot create the monitor thread: %s", strerror(-e));
-		return -1;
+		return e;
 	}
 	rt->monitor_started = true;
 	return 0;

@@ -3,6 +3,7 @@
  * threads), cancel, stop (drain, then join) and destroy; request threads attaching and
  * detaching; what the harness reads of a runtime (workers, configuration, policy).
  */
+#include <errno.h>
 #include <hwloc.h>
 #include <stdlib.h>
 #include <string.h>
@@ -89,20 +90,12 @@ static void rt_free(struct sb_rt *rt)
 	free(rt);
 }
 
-struct sb_rt *sb_rt_create(const struct sb_config *cfg, const struct sb_policy_ops *policy,
-			   const void *pparams, char *err, size_t errlen)
+/* The runtime's memory and settings, and its workers' contexts: nothing started yet. */
+static struct sb_rt *rt_alloc(const struct sb_config *cfg, const struct sb_policy_ops *policy)
 {
-	if (cfg->thread_count < 1 || cfg->thread_count > 1024) {
-		snprintf(err, errlen, "parameter 'thread_count': %lld is out of range; valid range is 1..1024",
-			 (long long)cfg->thread_count);
-		return NULL;
-	}
-	sb_clock_calibrate();
 	struct sb_rt *rt = sb_alloc_lines(sizeof *rt);
-	if (!rt) {
-		snprintf(err, errlen, "out of memory");
+	if (!rt)
 		return NULL;
-	}
 	rt->cfg = *cfg;
 	rt->cfg.stall_limit = sb_config_stall_limit(cfg);
 	rt->ops = policy;
@@ -116,15 +109,14 @@ struct sb_rt *sb_rt_create(const struct sb_config *cfg, const struct sb_policy_o
 	atomic_init(&rt->win_start, 0);
 	atomic_init(&rt->win_end, UINT64_MAX);
 	atomic_init(&rt->trace_cap, (uint64_t)1 << 24);
-	/* the sleeper pays for the wake protocol's ordering when the kernel lets it (see the file
-	 * comment) */
+	/* the sleeper pays for the wake protocol's ordering when the kernel lets it (see idle.c's
+	 * file comment) */
 	rt->membarrier = !cfg->wake_fence && sb_exec_membarrier_register();
 	rt->light_producer = rt->membarrier || cfg->busy_worker;
 	sb_mpsc_init(&rt->cond_q);
 
 	rt->w = sb_alloc_lines((size_t)rt->n * sizeof(struct sb_worker));
 	if (!rt->w) {
-		snprintf(err, errlen, "out of memory");
 		free(rt);
 		return NULL;
 	}
@@ -137,36 +129,56 @@ struct sb_rt *sb_rt_create(const struct sb_config *cfg, const struct sb_policy_o
 		sb_thread_init(rt, &w->tc, SB_THREAD_WORKER, (int)i);
 		sb_thread_register(rt, &w->tc);
 	}
-	if (sb_topology_init(rt, err, errlen) != 0 || sb_txn_map_init(rt) != 0) {
-		if (!*err)
-			snprintf(err, errlen, "cannot create the transaction map");
-		rt_free(rt);
-		return NULL;
+	return rt;
+}
+
+int sb_rt_create(struct sb_rt **out, const struct sb_config *cfg, const struct sb_policy_ops *policy,
+		 const void *pparams, char *err, size_t errlen)
+{
+	*out = NULL;
+	if (cfg->thread_count < 1 || cfg->thread_count > 1024) {
+		snprintf(err, errlen, "parameter 'thread_count': %lld is out of range; valid range is 1..1024",
+			 (long long)cfg->thread_count);
+		return -ERANGE;
 	}
-	if (sb_policy_create(rt, pparams, err, errlen) != 0) {
+	sb_clock_calibrate();
+	struct sb_rt *rt = rt_alloc(cfg, policy);
+	if (!rt) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	int e = sb_topology_init(rt, err, errlen);
+	if (!e && sb_txn_map_init(rt) != 0) {
+		snprintf(err, errlen, "cannot create the transaction map");
+		e = -ENOMEM;
+	}
+	if (!e)
+		e = sb_policy_create(rt, pparams, err, errlen);
+	if (e) {
 		rt_free(rt);
-		return NULL;
+		return e;
 	}
 	for (unsigned i = 0; i < rt->n; i++) {
 		char name[32];
 		snprintf(name, sizeof name, "worker-%u", i);
-		int e = sb_exec_thread_start(&rt->w[i].thread, name, sb_worker_main, &rt->w[i]);
+		e = sb_exec_thread_start(&rt->w[i].thread, name, sb_worker_main, &rt->w[i]);
 		if (e) {
 			snprintf(err, errlen, "cannot create worker thread %u of %u: %s", i, rt->n, strerror(-e));
 			sb_workers_join(rt);
 			rt_free(rt);
-			return NULL;
+			return e;
 		}
 		rt->w[i].started = true;
 	}
-	if (sb_watcher_start(rt, err, errlen) != 0 || sb_monitor_start(rt, err, errlen) != 0) {
+	if ((e = sb_watcher_start(rt, err, errlen)) != 0 || (e = sb_monitor_start(rt, err, errlen)) != 0) {
 		sb_workers_join(rt);
 		sb_watcher_stop(rt);
 		sb_monitor_stop(rt);
 		rt_free(rt);
-		return NULL;
+		return e;
 	}
-	return rt;
+	*out = rt;
+	return 0;
 }
 
 void sb_rt_cancel(struct sb_rt *rt)

@@ -221,12 +221,13 @@ void sb_config_default(struct sb_config *cfg);
 int64_t sb_config_stall_limit(const struct sb_config *cfg);
 
 /*
- * Create a runtime with `policy` and its parameter block `pparams` (as produced by the
- * policy's parameter table; NULL = defaults). Workers start at once. Returns NULL and writes a
- * one-line reason to err on failure (thread creation, bad topology, policy refusal).
+ * Create a runtime in *out with `policy` and its parameter block `pparams` (as produced by the
+ * policy's parameter table; NULL = defaults). Workers start at once. Returns 0, or a negative
+ * errno that says the kind of failure (-EINVAL, -ERANGE: a value refused; -ENOMEM, -EAGAIN,
+ * -EIO: out of a resource) with a one-line reason in err; *out is then NULL.
  */
-struct sb_rt *sb_rt_create(const struct sb_config *cfg, const struct sb_policy_ops *policy,
-			   const void *pparams, char *err, size_t errlen);
+int sb_rt_create(struct sb_rt **out, const struct sb_config *cfg, const struct sb_policy_ops *policy,
+		 const void *pparams, char *err, size_t errlen);
 
 enum sb_stop_mode {
 	SB_STOP_DRAIN,  /* wait for every submitted job to finish normally */

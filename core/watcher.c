@@ -10,6 +10,7 @@
  *
  * Tasks reach it through sb_watcher_push (idle.c, with the other wake-ups).
  */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -73,7 +74,7 @@ int sb_watcher_start(struct sb_rt *rt, char *err, size_t errlen)
 	struct sb_thread *tc = sb_alloc_lines(sizeof *tc);
 	if (!tc) {
 		snprintf(err, errlen, "out of memory");
-		return -1;
+		return -ENOMEM;
 	}
 	sb_thread_init(rt, tc, SB_THREAD_WATCHER, -1);
 	sb_thread_register(rt, tc);
@@ -81,7 +82,7 @@ int sb_watcher_start(struct sb_rt *rt, char *err, size_t errlen)
 	int e = sb_exec_thread_start(&rt->watcher, "watcher", watcher_main, rt);
 	if (e) {
 		snprintf(err, errlen, "cannot create the watcher thread: %s", strerror(-e));
-		return -1;
+		return e;
 	}
 	rt->watcher_started = true;
 	return 0;

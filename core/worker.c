@@ -219,20 +219,20 @@ int sb_topology_init(struct sb_rt *rt, char *err, size_t errlen)
 	hwloc_topology_t topo;
 	if (hwloc_topology_init(&topo) != 0) {
 		snprintf(err, errlen, "hwloc: cannot initialise the topology");
-		return -1;
+		return -EIO;
 	}
 	if (rt->cfg.topology && *rt->cfg.topology) {
 		if (hwloc_topology_set_synthetic(topo, rt->cfg.topology) != 0) {
 			hwloc_topology_destroy(topo);
 			snprintf(err, errlen, "parameter 'topology': '%s' is not a valid hwloc synthetic topology "
 				 "(example: \"package:2 core:2 pu:1\")", rt->cfg.topology);
-			return -1;
+			return -EINVAL;
 		}
 	}
 	if (hwloc_topology_load(topo) != 0) {
 		hwloc_topology_destroy(topo);
 		snprintf(err, errlen, "hwloc: cannot load the topology");
-		return -1;
+		return -EIO;
 	}
 	rt->topo = topo;
 	int npu = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_PU);
@@ -241,7 +241,7 @@ int sb_topology_init(struct sb_rt *rt, char *err, size_t errlen)
 	rt->dist = calloc((size_t)rt->n * rt->n, sizeof *rt->dist);
 	if (!rt->dist) {
 		snprintf(err, errlen, "out of memory");
-		return -1;
+		return -ENOMEM;
 	}
 	for (unsigned i = 0; i < rt->n; i++)
 		rt->w[i].core = (int)(((unsigned)rt->cfg.initial_core + i) % (unsigned)npu);
@@ -259,7 +259,7 @@ int sb_topology_init(struct sb_rt *rt, char *err, size_t errlen)
 	}
 	if (exec_topology(rt) != 0) {
 		snprintf(err, errlen, "out of memory");
-		return -1;
+		return -ENOMEM;
 	}
 	return 0;
 }

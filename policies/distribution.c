@@ -102,8 +102,7 @@ static int distribution_create(struct sb_rt *rt, const void *params, void **stat
 	unsigned n = sb_nworkers(rt);
 	if (!d || !(d->w = sb_alloc_lines(n * sizeof *d->w))) {
 		free(d);
-		snprintf(err, errlen, "out of memory");
-		return -1;
+		return sb_policy_error(err, errlen, -ENOMEM, "out of memory");
 	}
 	d->rt = rt;
 	d->n = n;
@@ -113,9 +112,10 @@ static int distribution_create(struct sb_rt *rt, const void *params, void **stat
 	atomic_init(&d->distributor, d->dedicated ? 0 : NOBODY);
 	atomic_init(&d->in_mode, d->dedicated ? 1 : 0);
 	d->w[0].in_mode = d->dedicated;
-	if (ws_create(rt, &p->ws, &d->ws, err, errlen)) {
+	int e = ws_create(rt, &p->ws, &d->ws, err, errlen);
+	if (e) {
 		distribution_destroy(d);
-		return -1;
+		return e;
 	}
 	*state = d;
 	return 0;

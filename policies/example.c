@@ -21,8 +21,7 @@ static int fifo_create(struct sb_rt *rt, const void *params, void **state, char 
 	struct fifo *f = sb_alloc_lines(sizeof *f); /* sb_fifo is cache-line aligned */
 	if (!f || sb_fifo_init(&f->q)) {
 		free(f);
-		snprintf(err, errlen, "out of memory");
-		return -1;
+		return sb_policy_error(err, errlen, -ENOMEM, "out of memory");
 	}
 	*state = f;
 	return 0;

@@ -79,14 +79,14 @@ static int lanes_create(struct sb_rt *rt, const void *params, void **state, char
 	struct lanes *L = sb_alloc_lines(sizeof *L);
 	if (!L || !(L->w = sb_alloc_lines(sb_nworkers(rt) * sizeof *L->w))) {
 		free(L);
-		snprintf(err, errlen, "out of memory");
-		return -1;
+		return sb_policy_error(err, errlen, -ENOMEM, "out of memory");
 	}
 	L->budget = p->lane_budget;
 	L->rt = rt;
-	if (ws_create(rt, &p->ws, &L->ws, err, errlen)) {
+	int e = ws_create(rt, &p->ws, &L->ws, err, errlen);
+	if (e) {
 		lanes_destroy(L);
-		return -1;
+		return e;
 	}
 	*state = L;
 	return 0;

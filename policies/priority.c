@@ -137,6 +137,7 @@ struct priority_level {
  */
 struct priority {
 	struct priority_params p;
+	struct sb_rt *rt;
 	unsigned nworkers;
 	unsigned nlevels;
 	struct sb_fifo front;
@@ -217,11 +218,8 @@ static void priority_job_start(void *st, struct sb_job *j, struct sb_thread *cal
 		prio = prio > max ? max : -max;
 	}
 	struct priority_job *pj = sb_alloc_lines(sizeof *pj + limit * sizeof pj->markers[0]);
-	if (!pj) {
-		fprintf(stderr, "%s:%d: out of memory for the state of job %llu\n", __FILE__, __LINE__,
-			(unsigned long long)j->id);
-		abort();
-	}
+	if (!pj)
+		sb_policy_fatal(pr->rt, -ENOMEM, "out of memory for the state of job %llu", (unsigned long long)j->id);
 	sb_fifo_init(&pj->q);
 	pj->limit = limit;
 	pj->level = (unsigned)(prio + max);
@@ -470,6 +468,7 @@ static int priority_create(struct sb_rt *rt, const void *params, void **state, c
 	if (!pr)
 		goto oom;
 	pr->p = *p;
+	pr->rt = rt;
 	pr->nworkers = sb_nworkers(rt);
 	pr->nlevels = 2 * (unsigned)p->max_priority + 1;
 	pr->lv = sb_alloc_lines((pr->nlevels + 1) * sizeof *pr->lv);

@@ -145,8 +145,7 @@ int ws_create(struct sb_rt *rt, const struct ws_params *p, struct ws **out, char
 	return 0;
 oom:
 	ws_destroy(ws);
-	snprintf(err, errlen, "out of memory creating the stealing queues");
-	return -1;
+	return sb_policy_error(err, errlen, -ENOMEM, "out of memory creating the stealing queues");
 }
 
 void ws_destroy(struct ws *ws)
@@ -193,8 +192,7 @@ static unsigned pick(struct ws *ws, struct sb_thread *caller, const struct sb_ta
 
 static __attribute__((noinline, cold, noreturn)) void no_room(struct ws *ws, unsigned w)
 {
-	fprintf(stderr, "stealing: out of memory growing the deque of worker %u\n", w);
-	abort();
+	sb_policy_fatal(ws->rt, -ENOMEM, "out of memory growing the deque of worker %u", w);
 }
 
 /* own_push's rare cases: a full array, or a publication (eager or asked for). */

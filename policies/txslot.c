@@ -81,12 +81,12 @@ static int txslot_create(struct sb_rt *rt, const void *params, void **state, cha
 	    sb_fifo_init(&S->gioq)) {
 		if (S)
 			txslot_destroy(S);
-		snprintf(err, errlen, "out of memory");
-		return -1;
+		return sb_policy_error(err, errlen, -ENOMEM, "out of memory");
 	}
-	if (ws_create(rt, &p->ws, &S->ws, err, errlen)) {
+	int e = ws_create(rt, &p->ws, &S->ws, err, errlen);
+	if (e) {
 		txslot_destroy(S);
-		return -1;
+		return e;
 	}
 	*state = S;
 	return 0;

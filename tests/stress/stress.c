@@ -208,7 +208,9 @@ static struct sb_rt *make_rt(const char *policy, int threads, uint64_t chaos, ch
 {
 	struct sb_config cfg;
 	stress_config(&cfg, threads, chaos);
-	return sb_rt_create(&cfg, sb_policy_find(policy), NULL, err, errlen);
+	struct sb_rt *rt;
+	sb_rt_create(&rt, &cfg, sb_policy_find(policy), NULL, err, errlen);
+	return rt;
 }
 
 static uint64_t tasks_run(struct sb_rt *rt)
@@ -229,7 +231,7 @@ static bool scenario_mixed(const char *policy, int threads, uint64_t chaos)
 	memset(&S, 0, sizeof S);
 	pthread_mutex_init(&S.lock, NULL);
 	struct sb_rt *rt = make_rt(policy, threads, chaos, err, sizeof err);
-	CHECK(rt, "%s: %s", policy, err);
+	CHECK(rt && rc == 0, "%s: %s", policy, err);
 	sb_thread_attach(rt);
 	for (int i = 0; i < 4; i++)
 		S.txn[i] = sb_txn_begin(rt, (uint64_t)i + 1);
@@ -276,7 +278,7 @@ static bool scenario_cancel(const char *policy, int threads, uint64_t chaos)
 	pthread_mutex_init(&S.lock, NULL);
 	atomic_store(&S.flag, 1);
 	struct sb_rt *rt = make_rt(policy, threads, chaos, err, sizeof err);
-	CHECK(rt, "%s: %s", policy, err);
+	CHECK(rt && rc == 0, "%s: %s", policy, err);
 	sb_thread_attach(rt);
 	struct sb_job *js[100];
 	for (unsigned k = 0; k < 100; k++) {
@@ -359,8 +361,9 @@ static bool scenario_sleepers(const char *policy, int threads, uint64_t chaos, b
 	cfg.worker_try_count = 5;
 	cfg.worker_suspend_timeout = 60000000;
 	cfg.wake_fence = fence;
-	struct sb_rt *rt = sb_rt_create(&cfg, sb_policy_find(policy), NULL, err, sizeof err);
-	CHECK(rt, "%s: %s", policy, err);
+	struct sb_rt *rt;
+	int rc = sb_rt_create(&rt, &cfg, sb_policy_find(policy), NULL, err, sizeof err);
+	CHECK(rt && rc == 0, "%s: %s", policy, err);
 	enum { NC = 2 };
 	struct fj_client cl[NC];
 	pthread_t th[NC];
