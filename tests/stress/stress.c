@@ -231,7 +231,7 @@ static bool scenario_mixed(const char *policy, int threads, uint64_t chaos)
 	memset(&S, 0, sizeof S);
 	pthread_mutex_init(&S.lock, NULL);
 	struct sb_rt *rt = make_rt(policy, threads, chaos, err, sizeof err);
-	CHECK(rt && rc == 0, "%s: %s", policy, err);
+	CHECK(rt, "%s: %s", policy, err);
 	sb_thread_attach(rt);
 	for (int i = 0; i < 4; i++)
 		S.txn[i] = sb_txn_begin(rt, (uint64_t)i + 1);
@@ -278,7 +278,7 @@ static bool scenario_cancel(const char *policy, int threads, uint64_t chaos)
 	pthread_mutex_init(&S.lock, NULL);
 	atomic_store(&S.flag, 1);
 	struct sb_rt *rt = make_rt(policy, threads, chaos, err, sizeof err);
-	CHECK(rt && rc == 0, "%s: %s", policy, err);
+	CHECK(rt, "%s: %s", policy, err);
 	sb_thread_attach(rt);
 	struct sb_job *js[100];
 	for (unsigned k = 0; k < 100; k++) {
