@@ -61,6 +61,8 @@ ASAN_FLAGS := -O1 -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sani
 CLANG_FLAGS := -O2 -Werror
 $(B)/clang/%: CC := clang
 
+# Policies see the core's own fields of jobs and tasks under names that say so (core/sb.h).
+$(foreach v,release tsan asan clang,$(eval $(B)/$(v)/policies/%.o: BASE_CFLAGS += -DSB_POLICY_SIDE))
 $(eval $(call variant,release,$$(RELEASE_FLAGS)))
 # -Wno-tsan: ThreadSanitizer does not model standalone fences. Every access the core's fences
 # order is itself atomic (worker state, queue indices), so the sanitizer reports no false race

@@ -218,6 +218,13 @@ int sb_policy_error(char *err, size_t errlen, int neg_errno, const char *fmt, ..
 __attribute__((noreturn, cold, format(printf, 3, 4)))
 void sb_policy_fatal(const struct sb_rt *rt, int neg_errno, const char *fmt, ...);
 
+/* Whether j was cancelled. relaxed: a hint for skipping its queued tasks sooner; the core
+ * drops them itself as they surface. */
+static inline bool sb_job_cancelled(const struct sb_job *j)
+{
+	return atomic_load_explicit(&j->SB_CORE_OWNED(flags), memory_order_relaxed) & SB_JF_CANCELLED;
+}
+
 /* Jobs: hybrid's serial path runs a job holding its transaction's lock. Try the lock for j's
  * transaction; on success the core releases it at j's teardown. */
 bool sb_job_try_lock_txn(struct sb_job *j);

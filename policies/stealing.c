@@ -342,7 +342,7 @@ static inline __attribute__((always_inline)) struct sb_task *main_pop(struct ws 
 
 static bool dropped(const struct sb_task *t)
 {
-	return atomic_load_explicit(&t->job->flags, memory_order_relaxed) & SB_JF_CANCELLED;
+	return sb_job_cancelled(t->job);
 }
 
 /* Memo 001's pending task list: scanned before the LTQ; a ready task (or one of a cancelled
