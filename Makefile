@@ -195,9 +195,10 @@ test: deps
 layers:
 	$(PYTHON) scripts/layers.py
 
-## sweep-test  manifests, the local runner and collect (tests/sweeps/), then a real single-node Slurm running a manifest as a job array
-sweep-test: deps $(B)/release/schedbed
+## sweep-test  manifests, the local runner and collect, METG's sweep through them (tests/sweeps/), then a real single-node Slurm running a manifest as a job array
+sweep-test: deps $(B)/release/schedbed $(B)/release/patterns_tbb
 	$(PYTHON) tests/sweeps/test_sweep.py --schedbed $(B)/release/schedbed
+	$(PYTHON) tests/sweeps/test_metg.py --schedbed $(B)/release/schedbed
 	$(PYTHON) tests/sweeps/slurm_test.py --schedbed $(B)/release/schedbed
 
 ## validate-sim  the simulator against this machine: every policy on oltp, forkjoin, tiny, wake at 1 and 2 workers, native vs sim (timing runs: idle machine): results/validate-sim/<time>/
@@ -295,9 +296,10 @@ $(B)/release/patterns_tbb: peers/patterns_tbb.cpp $(PATTERNS_PEER_OBJ) | deps
 	g++ -std=c++17 -O2 -Wall -Wextra $^ -ltbb -o $@
 
 METG_ARGS ?=
-## metg        METG(50%) of every policy and the OpenMP/oneTBB peers on the task-graph patterns: results/metg-<time>/ (METG_ARGS='--patterns a,b --reps 3')
+## metg        METG(50%) of every policy and the OpenMP/oneTBB peers on the task-graph patterns, through the manifest runner: results/metg-<time>/ (METG_ARGS='--patterns a,b --reps 3')
 metg: deps $(SCHEDBED) $(B)/release/patterns_omp $(B)/release/patterns_tbb
-	$(PYTHON) scripts/metg.py --schedbed $(SCHEDBED) --out results/metg-$(STAMP) $(METG_ARGS)
+	d=results/metg-$(STAMP); $(PYTHON) scripts/metg.py expand --schedbed $(SCHEDBED) --out $$d $(METG_ARGS) && \
+	$(PYTHON) scripts/sweep.py run $$d --schedbed $(SCHEDBED) && $(PYTHON) scripts/metg.py report $$d
 
 EXPERIMENTS ?=
 REPRODUCE_ARGS ?=

@@ -92,7 +92,10 @@ struct sb_task {
 	sb_task_fn fn;           /* the body; for a conditional task, the body run once check holds */
 	sb_check_fn check;       /* conditional tasks only */
 	void *arg;               /* workload data */
-	uint64_t u[3];           /* workload scratch (e.g. fib's n and a continuation pointer) */
+	union {                  /* workload scratch (e.g. fib's n and a continuation pointer); */
+		uint64_t u[3];   /* au: the same words, for a task its workload shares before it */
+		_Atomic uint64_t au[3]; /* is spawned (a join task its children add into) */
+	};
 	struct sb_job *job;      /* set by sb_task_new(); every task belongs to exactly one job */
 	struct sb_txn *txn;      /* the transaction a sticky task works on (defaults to job's txn) */
 	uint32_t flags;          /* enum sb_task_flags */

@@ -311,20 +311,38 @@ def run_line(root, ln, schedbed):
     bad = check_result(out)
     if bad:
         return finish(False, f"exit 0 but {bad}", p.returncode)
-    if ln.get("slim"):  # the bulky per-job files: the tables and figures need only the summary
+    slim = ln.get("slim")
+    if slim:  # the bulky files: most tables need only the summary; a list names what else to keep
+        keep = set(RESULT_FILES) | (set(slim) if isinstance(slim, list) else set())
         for name in os.listdir(out):
-            if name not in RESULT_FILES:
+            if name not in keep:
                 os.remove(os.path.join(out, name))
     return finish(True, "", 0)
 
 
 def write_peer_result(out, cmd, stdout):
-    """A peer (OpenMP, oneTBB) prints "ns_per_task tasks checksum"; its result directory gets the
-    same two files as a schedbed run, under a temporary name renamed into place when complete."""
-    fields = stdout.split()
-    if len(fields) < 2:
-        raise ValueError(f"'{stdout.strip()}'")
-    ns, tasks = float(fields[0]), float(fields[1])
+    """A peer's result directory gets the same two files as a schedbed run, under a temporary name
+    renamed into place when complete. A peer prints either "ns_per_task tasks checksum" (peers_*)
+    or a CSV with a header, one row per execution (patterns_*: rep,wall_ns,tasks,flop), kept as
+    peer.csv."""
+    text = stdout.strip()
+    first = text.splitlines()[0] if text else ""
+    if "," in first:
+        rows = text.splitlines()[1:]
+        cols = first.split(",")
+        if not rows or "tasks" not in cols or "wall_ns" not in cols:
+            raise ValueError(f"a CSV without rows, or without tasks and wall_ns: '{first}'")
+        vals = [dict(zip(cols, r.split(","))) for r in rows]
+        walls = sorted(float(v["wall_ns"]) for v in vals)
+        tasks = float(vals[0]["tasks"])
+        ns = walls[len(walls) // 2] / tasks if tasks else 0.0
+        extra = {"peer.csv": text + "\n"}
+    else:
+        fields = text.split()
+        if len(fields) < 2:
+            raise ValueError(f"'{text}'")
+        ns, tasks = float(fields[0]), float(fields[1])
+        extra = {}
     tmp = out + ".tmp"
     shutil.rmtree(tmp, ignore_errors=True)
     os.makedirs(tmp)
@@ -332,6 +350,9 @@ def write_peer_result(out, cmd, stdout):
         json.dump({"peer": os.path.basename(cmd[0]), "ns_per_task": ns, "tasks": tasks, "failure": None}, f)
     with open(os.path.join(tmp, "meta.json"), "w") as f:
         json.dump({"command": cmd, "host": socket.gethostname()}, f)
+    for name, body in extra.items():
+        with open(os.path.join(tmp, name), "w") as f:
+            f.write(body)
     os.rename(tmp, out)
 
 

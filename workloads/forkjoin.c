@@ -4,10 +4,11 @@
  * parent's worker unless others are idle) is meant to balance.
  *
  * Models, one job per computation, `clients` request threads running them back to back:
- *   fib  fib(n) as a binary tree of tasks. A node task with n >= 2 makes a join record and
- *        spawns its two children; each child delivers its value into its own slot of the record
- *        and does one atomic decrement; the one that takes it to zero spawns the join task,
- *        which adds the slots and delivers to its own parent. No task ever waits.
+ *   fib  fib(n) as a binary tree of tasks. A node task with n >= 2 makes its join task at once,
+ *        unspawned, and spawns its two children; each child adds its value into the join task
+ *        and does one atomic decrement of its pending count; the one that takes it to zero
+ *        spawns the join task, which delivers the sum to its own parent. No task ever waits,
+ *        and a join costs one task from the core's per-thread free list, not a malloc.
  *   uts  an unbalanced tree search (UTS, binomial variant): the root has uts_b0 children, every
  *        other node has uts_m children with probability uts_q and none otherwise, decided by a
  *        hash of the node's id, so the tree is fixed by the seed. Delivered values count nodes.
@@ -16,8 +17,9 @@
  * nr_verified and fails the job (SB_ERROR) and the run (wl_wrong) on a wrong one.
  *
  * Does not model database work; it exercises spawn, steal and join paths under load imbalance.
- * Concurrency: a join record is written by its children (each only its own slot, before its
- * acq_rel decrement) and read by the one join task spawned after the last decrement.
+ * Concurrency: a join task's sum is added to by its children, each before its acq_rel
+ * decrement of the pending count, and read by the join task itself, spawned after the last
+ * decrement.
  */
 #include <errno.h>
 #include <stddef.h>
@@ -62,15 +64,10 @@ struct forkjoin {
 };
 _Static_assert(offsetof(struct forkjoin, cs) == 0, "workload state starts with its clients");
 
-/* A node waiting for its children: one slot per child, filled before the child's decrement. */
-struct join {
-	_Atomic uint32_t pending; /* children not yet delivered */
-	uint32_t nslots;
-	uint32_t slot;            /* where our own result goes in the parent */
-	uint64_t self;            /* what the node adds itself (1 per UTS node, 0 for fib) */
-	struct join *parent;      /* NULL: this node is the job's root */
-	uint64_t v[];
-};
+/* A join task, from its node's run until the last child spawns it: au[0] the sum so far
+ * (starting with what the node adds itself: 1 per UTS node, 0 for fib), u[1] the parent's join
+ * task (0: this node is the job's root), au[2] the children not yet delivered. */
+enum { J_SUM = 0, J_PARENT = 1, J_PENDING = 2 };
 
 /* ---- the trees ---- */
 
@@ -137,12 +134,10 @@ static uint64_t fib_value(int64_t n)
 	return a;
 }
 
-/* ---- tasks: u[0] = the node (fib's n or a UTS id), u[1] = parent join, u[2] = slot ---- */
+/* ---- tasks: a node task's u[0] = the node (fib's n or a UTS id), u[1] = its parent's join ---- */
 
-static enum sb_result join_task(struct sb_task *t);
-
-/* Hand a node's value to its parent: the last of the parent's children spawns its join. */
-static enum sb_result deliver(struct sb_task *t, struct join *parent, uint32_t slot, uint64_t v)
+/* Hand a node's value to its parent: the last of the parent's children spawns it. */
+static enum sb_result deliver(struct sb_task *t, struct sb_task *parent, uint64_t v)
 {
 	struct forkjoin *f = t->arg;
 	if (!parent) {
@@ -155,61 +150,49 @@ static enum sb_result deliver(struct sb_task *t, struct join *parent, uint32_t s
 		atomic_fetch_add_explicit(&f->cs.nr_verified, 1, memory_order_relaxed);
 		return SB_DONE;
 	}
-	parent->v[slot] = v;
-	/* acq_rel: the release publishes our slot; the last decrement acquires every slot before
-	 * it spawns the join; pairs with the siblings' decrements */
-	if (atomic_fetch_sub_explicit(&parent->pending, 1, memory_order_acq_rel) == 1) {
-		struct sb_task *j = wl_task(&f->cs, t->job, join_task, f);
-		j->u[1] = (uint64_t)(uintptr_t)parent;
-		sb_spawn(j);
-	}
+	/* relaxed: the sum is read by the join task only, after the decrement below, whose release
+	 * orders this add before the last sibling's acquire */
+	atomic_fetch_add_explicit(&parent->au[J_SUM], v, memory_order_relaxed);
+	/* acq_rel: the release publishes our add; the last decrement acquires every sibling's before
+	 * it spawns the join (whose submission publishes them on to the worker that runs it) */
+	if (atomic_fetch_sub_explicit(&parent->au[J_PENDING], 1, memory_order_acq_rel) == 1)
+		sb_spawn(parent);
 	return SB_DONE;
 }
 
 static enum sb_result join_task(struct sb_task *t)
 {
-	struct join *jn = (struct join *)(uintptr_t)t->u[1];
-	uint64_t sum = jn->self;
-	for (uint32_t i = 0; i < jn->nslots; i++)
-		sum += jn->v[i];
-	struct join *parent = jn->parent;
-	uint32_t slot = jn->slot;
-	free(jn);
-	return deliver(t, parent, slot, sum);
+	/* relaxed: every child's add happened before the spawn that handed us this task */
+	uint64_t sum = atomic_load_explicit(&t->au[J_SUM], memory_order_relaxed);
+	return deliver(t, (struct sb_task *)(uintptr_t)t->u[J_PARENT], sum);
 }
 
 static enum sb_result node_task(struct sb_task *t)
 {
 	struct forkjoin *f = t->arg;
-	struct join *parent = (struct join *)(uintptr_t)t->u[1];
-	uint32_t slot = (uint32_t)t->u[2];
+	struct sb_task *parent = (struct sb_task *)(uintptr_t)t->u[1];
 	sb_work_ns((uint64_t)f->p.work_ns);
 	uint64_t kids, self;
 	if (f->p.which == W_FIB) {
 		if (t->u[0] < 2)
-			return deliver(t, parent, slot, t->u[0]);
+			return deliver(t, parent, t->u[0]);
 		kids = 2;
 		self = 0;
 	} else {
 		kids = uts_children(f, t->u[0], parent == NULL);
 		if (!kids)
-			return deliver(t, parent, slot, 1);
+			return deliver(t, parent, 1);
 		self = 1;
 	}
-	struct join *jn = malloc(sizeof *jn + kids * sizeof jn->v[0]);
-	if (!jn)
-		return SB_ERROR;
-	/* not shared yet: the children's submission publishes it */
-	atomic_init(&jn->pending, (uint32_t)kids);
-	jn->nslots = (uint32_t)kids;
-	jn->slot = slot;
-	jn->self = self;
-	jn->parent = parent;
+	struct sb_task *jn = wl_task(&f->cs, t->job, join_task, f);
+	/* relaxed: not shared yet; the children's submission publishes it */
+	atomic_store_explicit(&jn->au[J_SUM], self, memory_order_relaxed);
+	atomic_store_explicit(&jn->au[J_PENDING], kids, memory_order_relaxed);
+	jn->u[J_PARENT] = (uint64_t)(uintptr_t)parent;
 	for (uint64_t i = 0; i < kids; i++) {
 		struct sb_task *c = wl_task(&f->cs, t->job, node_task, f);
 		c->u[0] = f->p.which == W_FIB ? t->u[0] - 1 - i : uts_child(t->u[0], i);
 		c->u[1] = (uint64_t)(uintptr_t)jn;
-		c->u[2] = i;
 		sb_spawn(c);
 	}
 	return SB_DONE;
