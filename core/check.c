@@ -21,8 +21,6 @@
 
 #include "rt.h"
 
-enum { CS_FREE = 0, CS_QUEUED = 1, CS_RUNNING = 2, CS_PARKED = 3 };
-
 static const char *who(const struct sb_thread *tc, char *buf, size_t len)
 {
 	if (tc->worker >= 0)
@@ -36,9 +34,9 @@ bool sb_check_run_begin(struct sb_thread *tc, struct sb_task *t)
 {
 	struct sb_rt *rt = tc->rt;
 	char w[48];
-	uint32_t expect = CS_QUEUED;
+	uint32_t expect = SB_CS_QUEUED;
 	/* acq_rel: two threads starting the same task cannot both win */
-	if (!atomic_compare_exchange_strong_explicit(&t->cstate, &expect, CS_RUNNING, memory_order_acq_rel,
+	if (!atomic_compare_exchange_strong_explicit(&t->cstate, &expect, SB_CS_RUNNING, memory_order_acq_rel,
 						     memory_order_relaxed)) {
 		sb_fail(rt, "invariant 'each task runs exactly once' violated: task %llu of job %llu started on %s "
 			"in state %u (expected queued)", (unsigned long long)t->seq, (unsigned long long)t->job->id,
@@ -92,5 +90,5 @@ void sb_check_doomed(struct sb_thread *tc, struct sb_task *t)
 void sb_check_run_end(struct sb_thread *tc, struct sb_task *t)
 {
 	(void)tc;
-	atomic_store_explicit(&t->cstate, CS_FREE, memory_order_relaxed);
+	atomic_store_explicit(&t->cstate, SB_CS_FREE, memory_order_relaxed);
 }

@@ -334,6 +334,9 @@ static bool stall(struct sb_rt *rt, struct mon_watch *mw, int i, uint64_t waited
 	return true;
 }
 
+/* The monitor thread. Longer than 60 lines on purpose: one period samples every worker once and
+ * applies preemption and both watchdog rules to the same sample, so the loop holds the sample;
+ * the rules' own work is in stall() and watch_starvation(). */
 static void *monitor_main(void *arg)
 {
 	struct sb_rt *rt = arg;

@@ -47,7 +47,7 @@ static SB_COLD struct sb_task *check_returned(struct sb_rt *rt, struct sb_task *
 		return NULL;
 	}
 	uint32_t cs = atomic_load_explicit(&t->cstate, memory_order_relaxed);
-	if (cs != 1) {
+	if (cs != SB_CS_QUEUED) {
 		sb_fail(rt, "invariant 'each task runs exactly once' violated: policy %s returned task %llu of job "
 			"%llu from %s to worker %u in state %u (expected queued)", rt->ops->name,
 			(unsigned long long)t->seq, (unsigned long long)t->job->id, op, self, cs);
@@ -218,11 +218,6 @@ void sb_policy_txn_fini(struct sb_rt *rt, struct sb_txn *x)
 size_t sb_policy_queued(const struct sb_rt *rt, int w)
 {
 	return rt->ops->queued && rt->pstate ? rt->ops->queued(rt->pstate, w) : 0;
-}
-
-size_t sb_rt_queued(const struct sb_rt *rt, int w)
-{
-	return sb_policy_queued(rt, w);
 }
 
 void sb_rt_policy_stats(const struct sb_rt *rt, void (*emit)(void *ctx, const char *key, double v), void *ctx)

@@ -78,6 +78,9 @@ _Static_assert(offsetof(struct sb_thread, worker) == offsetof(struct sb_thread_p
 	       offsetof(struct sb_thread, preferred) == offsetof(struct sb_thread_pub, preferred),
 	       "struct sb_thread must start with struct sb_thread_pub");
 
+/* A task's check-mode state (t->cstate): check.c verifies each start finds it QUEUED. */
+enum sb_check_state { SB_CS_FREE = 0, SB_CS_QUEUED = 1, SB_CS_RUNNING = 2, SB_CS_PARKED = 3 };
+
 /* SB_W_SEARCH: woken to search; the waker has already counted the worker in nsearching. */
 enum sb_worker_state { SB_W_ACTIVE = 0, SB_W_SUSPENDED = 1, SB_W_SEARCH = 2 };
 
@@ -115,7 +118,6 @@ struct sb_txn {
 	void *pdata;               /* policy state (txn_init) */
 	struct sb_rt *rt;
 	struct cds_lfht_node *hnode; /* entry in the transaction map */
-	bool ended;
 };
 
 struct sb_slab {
@@ -216,6 +218,8 @@ void sb_txn_lock(struct sb_thread *tc, struct sb_txn *x);
 void sb_txn_unlock(struct sb_txn *x);
 void sb_txn_unbind(struct sb_txn *x);
 bool sb_txn_try_lock_as(struct sb_thread *tc, struct sb_txn *x);
+/* Find by id (RCU lookup in the transaction map), NULL when absent: tests look into the map. */
+struct sb_txn *sb_txn_find(struct sb_rt *rt, uint64_t id);
 
 /* worker.c */
 void *sb_worker_main(void *arg); /* a worker thread's body; arg: its struct sb_worker */

@@ -328,8 +328,6 @@ bool sb_should_yield(void);
 /* A transaction: the sticky word, the (recursive) transaction lock and an entry in the
  * runtime's transaction map. End it only after all its jobs have finished. */
 struct sb_txn *sb_txn_begin(struct sb_rt *rt, uint64_t id);
-/* Find by id (RCU lookup in the transaction map). NULL when absent. */
-struct sb_txn *sb_txn_find(struct sb_rt *rt, uint64_t id);
 void sb_txn_end(struct sb_txn *x);
 uint64_t sb_txn_id(const struct sb_txn *x);
 

@@ -123,6 +123,9 @@ static void polling_wait(const struct sb_config *c)
 	}
 }
 
+/* A worker thread's body. Longer than 60 lines on purpose: it is jogasaki's process_next read
+ * top to bottom (local work, find_more, the idle step, the pause, sb_suspend), and each step is
+ * already a function; what is left here is their order. */
 void *sb_worker_main(void *arg)
 {
 	struct sb_worker *w = arg;

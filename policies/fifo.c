@@ -1,5 +1,5 @@
 /*
- * example.c - `fifo`, the smallest complete policy, and the README's example of adding one.
+ * fifo.c - `fifo`, the baseline: the smallest complete policy, and the README's example of adding one.
  *
  * Algorithm: one global unbounded lock-free FIFO (sb_fifo) that every thread pushes to and every worker
  * pops from; no stealing, no stickiness, conditional tasks to the watcher. Useful as the

@@ -71,6 +71,12 @@ static inline struct sb_rt *t_rt(const char *policy, int threads, const char *co
 	return rt;
 }
 
+/* Approximate queued tasks for worker w (-1: the shared queues), as the policy reports them. */
+static inline size_t t_queued(const struct sb_rt *rt, int w)
+{
+	return sb_policy_queued(rt, w);
+}
+
 /* Stop, check that nothing failed, destroy. */
 static inline void t_done(struct sb_rt *rt)
 {
