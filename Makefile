@@ -109,7 +109,7 @@ TEST_SRC := $(wildcard tests/*.c)
 
 # Test sources are compiled without LTO: Criterion registers tests in ELF sections that
 # link-time optimisation would discard as unused. The library is still linked with LTO.
-$(B)/tests/%.o: tests/%.c tests/common.h $(HDRS) | deps
+$(B)/tests/%.o: tests/%.c $(wildcard tests/*.h) $(HDRS) | deps
 	@mkdir -p $(dir $@)
 	$(CC) $(BASE_CFLAGS) -O2 -Wno-missing-field-initializers -c $< -o $@
 
