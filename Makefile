@@ -263,7 +263,7 @@ plot: deps
 sweep: deps $(SCHEDBED)
 	$(SAY_THREADS)
 	$(PYTHON) scripts/sweep.py load --schedbed $(SCHEDBED) --workload $(WORKLOAD) --param $(RATE_PARAM) --rates $(RATES) \
-		$(if $(POLICIES),--policies $(POLICIES)) $(if $(RUN_THREADS),--threads $(RUN_THREADS)) --out results/sweep-$(STAMP) -- \
+		$(if $(ALLOW_DIRTY),--allow-dirty) $(if $(POLICIES),--policies $(POLICIES)) $(if $(RUN_THREADS),--threads $(RUN_THREADS)) --out results/sweep-$(STAMP) -- \
 		$(if $(findstring --duration,$(ARGS))$(findstring --jobs,$(ARGS)),,--duration 3) $(ARGS)
 
 # ---- model checking (models/README.md) ----
@@ -299,15 +299,18 @@ METG_ARGS ?=
 ## metg        METG(50%) of every policy and the OpenMP/oneTBB peers on the task-graph patterns, through the manifest runner: results/metg-<time>/ (METG_ARGS='--patterns a,b --reps 3')
 metg: deps $(SCHEDBED) $(B)/release/patterns_omp $(B)/release/patterns_tbb
 	d=results/metg-$(STAMP); $(PYTHON) scripts/metg.py expand --schedbed $(SCHEDBED) --out $$d $(METG_ARGS) && \
-	$(PYTHON) scripts/sweep.py run $$d --schedbed $(SCHEDBED) && $(PYTHON) scripts/metg.py report $$d
+	$(PYTHON) scripts/sweep.py run $$d --schedbed $(SCHEDBED) $(if $(ALLOW_DIRTY),--allow-dirty) && $(PYTHON) scripts/metg.py report $$d
 
 EXPERIMENTS ?=
 REPRODUCE_ARGS ?=
 UPDATE ?=
-## reproduce   every experiment behind PAPER.md (sweeps/*.json; about half an hour) into a new results/reproduce-<time>/,
-##             compared with results/paper/: [EXPERIMENTS='a b'] [REPRODUCE_ARGS='--reps 1 --duration 1'] [UPDATE=1 replaces results/paper/]
+ALLOW_DIRTY ?=
+## reproduce   every experiment behind PAPER.md (sweeps/*.json) into a new results/reproduce-<time>/, compared with
+##             results/paper/; refuses a tree with uncommitted changes: [EXPERIMENTS='a b']
+##             [REPRODUCE_ARGS='--reps 1 --duration 1'] [UPDATE=1 replaces results/paper/] [ALLOW_DIRTY=1 marks results dirty]
 reproduce: deps $(SCHEDBED) peers
-	$(PYTHON) scripts/experiments.py --schedbed $(SCHEDBED) $(if $(UPDATE),--update-paper) $(REPRODUCE_ARGS) $(EXPERIMENTS)
+	$(PYTHON) scripts/experiments.py --schedbed $(SCHEDBED) $(if $(UPDATE),--update-paper) $(if $(ALLOW_DIRTY),--allow-dirty) \
+		$(REPRODUCE_ARGS) $(EXPERIMENTS)
 
 ## clean       remove the build directory (results/ stays)
 clean:

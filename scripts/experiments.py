@@ -9,9 +9,12 @@ Every experiment is one sweep description in sweeps/ (sweeps/<experiment>.json):
 its configurations (a label, a policy, a workload, settings), how many repetitions, and the
 metrics its table shows. The selected descriptions are expanded into one manifest (sweep.py),
 run here one run at a time (timing runs), collected into DIR/runs.csv, and each experiment gets
-DIR/<experiment>/: its rows (runs.csv), table.md and table.csv (median with min and max over the
-repetitions, never a single run) and its figures. Results are then compared with the committed
-ones under results/paper/ (DIR/vs-paper.md, also printed).
+DIR/<experiment>/: its rows (runs.csv), table.md and table.csv (the median over the repetitions
+with its 95% bootstrap interval, min and max; orderings only where intervals do not overlap:
+sbstats.py) and its figures; a load sweep with slo_classes also gets its capacity table
+(capacity.py). Results are then compared with the committed ones under results/paper/
+(DIR/vs-paper.md, also printed). --replot redraws results/paper/'s tables and figures from the
+runs committed there. Runs refuse a tree with uncommitted changes unless --allow-dirty.
 
 DIR defaults to a new results/reproduce-<time>/: the committed results change only with
 --update-paper, which replaces results/paper/<experiment>/ by the new one once everything ran.
@@ -24,15 +27,20 @@ Run with /usr/bin/python3 (Debian's matplotlib); `make reproduce` builds what is
 import argparse
 import csv
 import glob
+import json
 import os
 import shutil
 import sys
+import textwrap
 import time
 
 import sweep
 from sbresults import die, fmt_ns, fmt_rate, plt, save  # first: it says so in one line when matplotlib is missing
 
 import numpy as np  # noqa: E402
+from matplotlib.ticker import EngFormatter  # noqa: E402
+import capacity  # noqa: E402
+import sbstats  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SWEEPS = os.path.join(ROOT, "sweeps")
@@ -52,16 +60,25 @@ def descriptions():
 
 # ---- tables and figures from runs.csv ---------------------------------------------------------
 
+def variants_of(d):
+    return d["load"].get("variants") or [{"name": "", "label": "", "set": []}]
+
+
 def configs_of(d):
     """The table's rows: (key in runs.csv's config column, label)."""
     if "load" in d:
         ld = d["load"]
-        return [(f"{p} {float(r):g}", f"{p}, {ld['param']}={float(r):g}") for p in ld["policies"] for r in ld["rates"]]
+        return [(f"{v['name']} {p} {float(r):g}", (f"{v['label']}, " if v["label"] else "") +
+                 f"{p}, {ld['param']}={float(r):g}")
+                for v in variants_of(d) for p in ld["policies"] for r in ld["rates"]]
     return [(i, c["label"]) for i, c in enumerate(d["configs"])]
 
 
 def row_config(d, r):
-    return f"{r['policy']} {r['rate']:g}" if "load" in d else int(r["config"])
+    if "load" in d:
+        v = r.get("variant")
+        return f"{'' if v is None else v} {r['policy']} {r['rate']:g}"
+    return int(r["config"])
 
 
 def metrics_of(d):
@@ -99,7 +116,8 @@ def fmt(kind, v):
 
 
 def medians(d, rows):
-    """{label: {metric title: (median, min, max, n)}} of one experiment's rows."""
+    """{label: {metric title: (median, ci low, ci high, min, max, n)}} of one experiment's rows:
+    the median over the repetitions with its 95% bootstrap interval (sbstats)."""
     by = {}
     for r in rows:
         by.setdefault(row_config(d, r), []).append(r)
@@ -108,62 +126,154 @@ def medians(d, rows):
         out[label] = {}
         for m in metrics_of(d):
             v = metric_values(by.get(key, []), m)
-            out[label][m["title"]] = (float(np.median(v)), min(v), max(v), len(v)) if v else None
+            out[label][m["title"]] = sbstats.median_ci(v) + (min(v), max(v), len(v)) if v else None
     return out
+
+
+def orderings(st, ms):
+    """Markdown lines: every configuration against the first (the reference) on every metric,
+    ordered only when the 95% intervals do not overlap."""
+    labels = list(st)
+    if len(labels) < 2:
+        return []
+    ref = labels[0]
+    out = [f"Against \"{ref}\" (a difference is stated only when the 95% intervals do not overlap, with at least "
+           f"{sbstats.MIN_RUNS} runs each):", ""]
+    for m in ms:
+        said = []
+        for lab in labels[1:]:
+            a, b = st[lab][m["title"]], st[ref][m["title"]]
+            if a and b:
+                verdict = sbstats.order(lab, a[:3], ref, b[:3], a[5], b[5])
+                said.append(f"{lab}: {verdict}" if verdict == sbstats.NO_DIFFERENCE else verdict)
+        if said:
+            out.append(f"- {m['title']}: " + "; ".join(said))
+    return out
+
+
+def provenance(rows):
+    """One line: the commits the rows come from, and whether any is dirty."""
+    shas = sorted({str(r.get("git_sha") or "?")[:12] for r in rows})
+    dirty = sum(1 for r in rows if r.get("dirty"))
+    text = f"commit {', '.join(shas)}"
+    if dirty:
+        text += f"; DIRTY: {dirty} of {len(rows)} runs come from a tree with uncommitted changes"
+    return text
+
+
+def run_shape(rows):
+    """What was run, from the rows themselves: repetitions, seeds, noise runs, length, workers."""
+    reps = sorted({int(r["rep"]) for r in rows if r.get("rep") is not None})
+    seeds = sorted({int(r["seed"]) for r in rows if isinstance(r.get("seed"), float)})
+    noise = max([int(r.get("noise") or 1) for r in rows] or [1])
+    threads = sorted({int(r["threads"]) for r in rows if r.get("threads")})
+    windows = [r["window_s"] for r in rows if r.get("window_s")]
+    parts = [sweep.plural(len(reps), "repetition")]
+    if seeds:
+        parts.append(f"seeds {seeds[0]}..{seeds[-1]}" if len(seeds) > 1 else f"seed {seeds[0]}")
+    if noise > 1:
+        parts.append(f"{noise} runs per seed")  # machine-noise repetitions
+    if windows:
+        parts.append(f"{np.median(windows):.2g} s windows")
+    if threads:
+        parts.append("/".join(map(str, threads)) + (" workers" if threads[-1] > 1 else " worker"))
+    return ", ".join(parts)
+
+
+CSV_STATS = ("median", "ci_low", "ci_high", "min", "max")
 
 
 def write_tables(name, d, rows, out):
     ms = metrics_of(d)
     st = medians(d, rows)
-    md = ["| configuration | " + " | ".join(m["title"] for m in ms) + " |", "|---|" + "---|" * len(ms)]
+    md = ["| configuration | " + " | ".join(m["title"] for m in ms) + " | runs |",
+          "|---|" + "---|" * (len(ms) + 1)]
     with open(os.path.join(out, "table.csv"), "w", newline="") as f:
         w = csv.writer(f)
-        w.writerow(["configuration"] + [f"{m['title']} {x}" for m in ms for x in ("median", "min", "max")] + ["runs"])
+        w.writerow(["configuration"] + [f"{m['title']} {x}" for m in ms for x in CSV_STATS] + ["runs"])
         for label, cells in st.items():
             shown, raw, n = [], [], 0
             for m in ms:
                 c = cells[m["title"]]
                 if c:
-                    shown.append(f"{fmt(m['format'], c[0])} ({fmt(m['format'], c[1])}..{fmt(m['format'], c[2])})")
-                    raw += list(c[:3])
-                    n = max(n, c[3])
+                    shown.append(f"{fmt(m['format'], c[0])} [{fmt(m['format'], c[1])}..{fmt(m['format'], c[2])}]")
+                    raw += list(c[:5])
+                    n = max(n, c[5])
                 else:
                     shown.append("-")
-                    raw += ["", "", ""]
-            md.append(f"| {label} | " + " | ".join(shown) + " |")
+                    raw += [""] * len(CSV_STATS)
+            md.append(f"| {label} | " + " | ".join(shown) + f" | {n} |")
             w.writerow([label] + raw + [n])
+    memo = f" (memo {d['memo']})" if d.get("memo") else ""
     with open(os.path.join(out, "table.md"), "w") as f:
-        f.write(f"{d['question']}\n\nMedian (min..max) of each configuration's runs.\n\n" + "\n".join(md) + "\n")
+        f.write(f"{d['question']}{memo}\n\nMedian [95% bootstrap interval of the median] over each configuration's "
+                f"runs; {run_shape(rows)}; {provenance(rows)}.\n\n" + "\n".join(md) + "\n\n" +
+                ("" if "load" in d else "\n".join(orderings(st, ms)) + "\n"))
     return "\n".join(md)
 
 
+LAT_UNITS = {"ns": 1, "µs": 1e3, "ms": 1e6, "s": 1e9}
+PAGE_WIDTH_IN = 7.0  # the figure is drawn at the width it is printed at, so 9 pt stays 9 pt
+PANELS = 4           # at most this many panels per figure (two rows of two)
+
+
+def axis_of(m):
+    """(divisor, axis label with its unit) of a metric; latencies in the unit the description
+    chooses (µs unless it says otherwise)."""
+    if m["format"] == LAT:
+        unit = m.get("unit", "µs")
+        if unit not in LAT_UNITS:
+            die(f"metric {m['title']}: unit {unit} is not a latency unit; valid: {', '.join(LAT_UNITS)}")
+        return LAT_UNITS[unit], f"{m['title']} ({unit})"
+    if m["format"] == RATE and "/s" in m["title"]:
+        return 1, m["title"]
+    unit = m.get("unit") or {RATE: "per second", RATIO: "ratio"}.get(m["format"], "count")
+    return 1, f"{m['title']} ({unit})"
+
+
 def plot(name, d, rows, out):
-    """One panel per metric: median bars with min..max whiskers, configurations on the y axis."""
+    """Median bars with their 95% interval as whiskers, configurations on the y axis, at most four
+    panels (metrics) per figure: <name>.png, then <name>-2.png, ... Each panel's scale is the
+    metric's "scale" in the description (linear unless it says log), never chosen by the data.
+    Returns the PNG paths."""
     ms = metrics_of(d)
     st = medians(d, rows)
     labels = list(st)
-    fig, axes = plt.subplots(1, len(ms), figsize=(3.2 * len(ms) + 1.5, 0.42 * len(labels) + 1.4), sharey=True)
-    axes = np.atleast_1d(axes)
     y = np.arange(len(labels))
-    for ax, m in zip(axes, ms):
-        c = [st[lab][m["title"]] for lab in labels]
-        med = np.array([x[0] if x else np.nan for x in c])
-        lo = np.array([x[0] - x[1] if x else 0 for x in c])
-        hi = np.array([x[2] - x[0] if x else 0 for x in c])
-        scale, unit = (1e3, "µs") if m["format"] == LAT else (1, "")
-        med, err = med / scale, np.array([lo, hi]) / scale
-        ax.barh(y, med, xerr=err, color="#4c72b0", alpha=0.85, ecolor="black", capsize=2)
-        ax.set_title(m["title"] + (f" ({unit})" if unit else ""), fontsize="medium")
-        pos = med[med > 0]
-        if m["format"] == LAT and len(pos) and np.nanmax(med) / max(np.nanmin(pos), 1e-9) > 50:
-            ax.set_xscale("log")
-        ax.grid(axis="y", visible=False)
-    axes[0].set_yticks(y)
-    axes[0].set_yticklabels(labels)
-    axes[0].invert_yaxis()
-    fig.suptitle(f"{name}: {d['question']}", fontsize="medium")
-    fig.tight_layout()
-    return save(fig, out, name)
+    pngs = []
+    chunks = [ms[i:i + PANELS] for i in range(0, len(ms), PANELS)]
+    for n, chunk in enumerate(chunks, 1):
+        ncols = min(2, len(chunk))
+        nrows = -(-len(chunk) // ncols)
+        with plt.rc_context({"font.size": 9, "axes.titlesize": 9, "axes.labelsize": 9, "xtick.labelsize": 9,
+                             "ytick.labelsize": 9}):
+            fig, axes = plt.subplots(nrows, ncols, squeeze=False, sharey=True,
+                                     figsize=(PAGE_WIDTH_IN, nrows * (0.2 * len(labels) + 1.1) + 0.7))
+            for ax, m in zip(axes.flat, chunk):
+                c = [st[lab][m["title"]] for lab in labels]
+                div, xlabel = axis_of(m)
+                med = np.array([x[0] if x else np.nan for x in c]) / div
+                err = np.array([[x[0] - x[1] if x else 0 for x in c], [x[2] - x[0] if x else 0 for x in c]]) / div
+                ax.barh(y, med, xerr=err, color="#4c72b0", alpha=0.85, ecolor="black", capsize=2)
+                scale = m.get("scale", "linear")
+                ax.set_xscale(scale)
+                ax.set_xlabel(xlabel + (", log scale" if scale == "log" else ""))
+                if m["format"] == RATE and scale == "linear":
+                    ax.xaxis.set_major_formatter(EngFormatter(sep=""))  # 15M, not 1.5 and a 1e7 in the corner
+                ax.grid(axis="y", visible=False)
+            for ax in axes.flat[len(chunk):]:
+                ax.set_visible(False)
+            for row in axes:
+                row[0].set_yticks(y)
+                row[0].set_yticklabels(labels)
+            axes[0][0].invert_yaxis()
+            part = f" ({n}/{len(chunks)})" if len(chunks) > 1 else ""
+            memo = f" (memo {d['memo']})" if d.get("memo") else ""
+            fig.suptitle("\n".join(textwrap.wrap(f"{name}{part}: {d['question']}{memo}", 95)) +
+                         f"\nmedian and 95% interval; {run_shape(rows)}; {provenance(rows)}", fontsize=9)
+            fig.tight_layout()
+            pngs.append(save(fig, out, name if n == 1 else f"{name}-{n}"))
+    return pngs
 
 
 # ---- comparison with the committed numbers ----------------------------------------------------
@@ -239,9 +349,15 @@ def report(out, names, descs, update):
             w.writerows(r for r in rd if r["experiment"] == n)
         print(f"\n== {n}: {d['question']}")
         print(write_tables(n, d, mine, exp_dir))
-        plot(n, d, mine, exp_dir)
         if "load" in d:
-            print(sweep.plot_load(exp_dir, os.path.join(exp_dir, "runs.csv"), "all"))
+            ran = {r.get("variant") or "" for r in mine}
+            for v in (v for v in variants_of(d) if v["name"] in ran):
+                print(sweep.plot_load(exp_dir, os.path.join(exp_dir, "runs.csv"), "all", d["load"], v["name"]))
+            if "slo_classes" in d["load"]:
+                text, pngs = capacity.run(exp_dir, d["load"])
+                print(text + "\n" + "\n".join(pngs))
+        else:
+            plot(n, d, mine, exp_dir)
         vs.append(compare_with_paper(n, d, mine))
     with open(os.path.join(out, "vs-paper.md"), "w") as f:
         f.write("# These runs against the committed results\n\n" + "\n".join(vs))
@@ -255,6 +371,109 @@ def report(out, names, descs, update):
               f"UPDATE=1, replaces it)", file=sys.stderr)
 
 
+RUNS_ARCHIVE = "runs.tar.xz"
+
+
+def pack_runs(exp_dir):
+    """Every run directory under exp_dir into exp_dir/runs.tar.xz, then removed: results/paper/
+    keeps each run's files (its tails included) at a fraction of their size, since the summaries
+    of one experiment's runs are alike. Owners, times and order are fixed, so the same runs give
+    the same archive."""
+    import tarfile
+    runs = sorted(os.path.relpath(dp, exp_dir) for dp, _, files in os.walk(exp_dir) if "summary.json" in files)
+    if not runs:
+        return
+
+    def plain(ti):
+        ti.uid = ti.gid = 0
+        ti.uname = ti.gname = ""
+        ti.mtime = 0
+        return ti
+    tmp = os.path.join(exp_dir, RUNS_ARCHIVE + ".tmp")
+    with tarfile.open(tmp, "w:xz") as tar:
+        for r in runs:
+            for name in sorted(os.listdir(os.path.join(exp_dir, r))):
+                tar.add(os.path.join(exp_dir, r, name), arcname=os.path.join(r, name), filter=plain)
+    os.rename(tmp, os.path.join(exp_dir, RUNS_ARCHIVE))
+    for r in runs:
+        shutil.rmtree(os.path.join(exp_dir, r))
+    for dp, dirs, files in sorted(os.walk(exp_dir), reverse=True):  # the emptied parents (c0/, <policy>/)
+        if dp != exp_dir and not dirs and not files:
+            os.rmdir(dp)
+
+
+def rows_from_dirs(name, d, exp_dir):
+    """The rows collect would give, rebuilt from the result directories under exp_dir
+    (<exp_dir>/c<i>/r<k>[.n<j>]/, or the same packed in runs.tar.xz): for tables and figures of
+    runs whose runs.csv is gone."""
+    archive = os.path.join(exp_dir, RUNS_ARCHIVE)
+    if os.path.exists(archive):
+        import tarfile
+        import tempfile
+        with tempfile.TemporaryDirectory() as tmp:
+            with tarfile.open(archive) as tar:
+                tar.extractall(tmp, **({"filter": "data"} if hasattr(tarfile, "data_filter") else {}))
+            return rows_from_dirs(name, d, tmp)
+    rows = []
+    pattern = ("*", "rate-*") if "load" in d else ("c*", "r*")
+    for run in sorted(glob.glob(os.path.join(exp_dir, *pattern))):
+        ci, rk = os.path.basename(os.path.dirname(run)), os.path.basename(run)
+        if not os.path.exists(os.path.join(run, "summary.json")):
+            continue
+        with open(os.path.join(run, "summary.json")) as f:
+            s = json.load(f)
+        with open(os.path.join(run, "meta.json")) as f:
+            git = json.load(f).get("git") or {}
+        row = {"experiment": name, "git_sha": git.get("sha", ""), "dirty": 1 if git.get("dirty") in (True, None) else 0,
+               "seed": float(s["seed"]) if "seed" in s else None, "policy": s.get("policy", ""),
+               "workload": s.get("workload", s.get("peer", ""))}
+        if "load" in d:  # <policy>/rate-<rate>-r<k>: the variant-less layout of a load sweep
+            rate, _, rk = rk[len("rate-"):].partition("-")
+            row.update(config=ci, label=ci, policy=ci, rate=float(rate), variant="", param=d["load"]["param"],
+                       overloaded=0)
+        elif ci[1:].isdigit():
+            row.update(config=float(ci[1:]), label=d["configs"][int(ci[1:])]["label"])
+        else:
+            continue
+        rep_, _, noise = rk[1:].partition(".n")
+        row.update(rep=float(rep_), noise=float(noise or 1))
+        row.update({**sweep.flatten(s), **sweep.derived(s)})
+        rows.append(row)
+    return rows
+
+
+def replot(names, descs):
+    """Tables and figures of results/paper/<name>/ again, from the result directories committed
+    there (what --update-paper copied), with today's statistics and figure rules."""
+    for n in names:
+        d, exp_dir = descs[n], os.path.join(PAPER, n)
+        rows = rows_from_dirs(n, d, exp_dir)
+        if not rows:
+            print(f"experiments: {os.path.relpath(exp_dir, ROOT)}/ holds no per-run results of this description; "
+                  f"not redrawn", file=sys.stderr)
+            continue
+        missing = [lab for key, lab in configs_of(d) if "configs" in d and not any(row_config(d, r) == key for r in rows)]
+        if missing:
+            print(f"experiments: {os.path.relpath(exp_dir, ROOT)}/ holds no runs of {', '.join(missing)}; not redrawn",
+                  file=sys.stderr)
+            continue
+        for old in {*glob.glob(os.path.join(exp_dir, n + "*.png")), *glob.glob(os.path.join(exp_dir, n + "*.pdf")),
+                    *glob.glob(os.path.join(exp_dir, "sweep_p99*"))}:
+            os.remove(old)
+        write_tables(n, d, rows, exp_dir)
+        if "load" in d:
+            path = os.path.join(exp_dir, "runs.csv")
+            cols = list(dict.fromkeys(k for r in rows for k in r))
+            with open(path, "w", newline="") as f:
+                w = csv.DictWriter(f, fieldnames=cols, restval="")
+                w.writeheader()
+                w.writerows(rows)
+            print(sweep.plot_load(exp_dir, path, "all", d["load"]))
+            continue
+        for png in plot(n, d, rows, exp_dir):
+            print(png)
+
+
 def update_paper(out, names):
     """Replace results/paper/<name>/ by the new one, one experiment at a time: the new directory is
     copied beside the old one first, so an interruption leaves the old or the new, never a mix."""
@@ -263,6 +482,7 @@ def update_paper(out, names):
         tmp, old = dst + ".new", dst + ".old"
         shutil.rmtree(tmp, ignore_errors=True)
         shutil.copytree(src, tmp)
+        pack_runs(tmp)
         if os.path.exists(dst):
             os.rename(dst, old)
         os.rename(tmp, dst)
@@ -283,6 +503,12 @@ def main():
     ap.add_argument("--out", help="where the runs go (default: a new results/reproduce-<time>/)")
     ap.add_argument("--report", metavar="DIR", help="only collect, tabulate, plot and compare the runs in DIR")
     ap.add_argument("--update-paper", action="store_true", help="replace results/paper/<experiment>/ by the new runs")
+    ap.add_argument("--replot", action="store_true", help="redraw the tables and figures of results/paper/ from the "
+                                                          "result directories committed there")
+    ap.add_argument("--noise-reps", type=int, help="runs per seed, to measure the machine's noise (default: each "
+                                                   "description's, else 1)")
+    ap.add_argument("--allow-dirty", action="store_true", help="run from a tree with uncommitted changes (for "
+                                                               "development: every result is marked dirty)")
     a = ap.parse_args()
     descs = descriptions()
     if a.list:
@@ -295,14 +521,18 @@ def main():
     if a.report:
         report(a.report, a.experiments, descs, a.update_paper)
         return 0
+    if a.replot:
+        replot(a.experiments or list(descs), descs)
+        return 0
     names = a.experiments or list(descs)
     out = a.out or os.path.join("results", "reproduce-" + time.strftime("%Y%m%dT%H%M%SZ", time.gmtime()))
     if os.path.abspath(out).startswith(os.path.abspath(PAPER)):
         die(f"--out {out} is inside {PAPER}: reproduce elsewhere and use --update-paper")
     t0 = time.monotonic()
-    opts = {"reps": a.reps, "seed": a.seed, "duration": a.duration, "warmup": a.warmup}
+    opts = {"reps": a.reps, "seed": a.seed, "duration": a.duration, "warmup": a.warmup, "noise_reps": a.noise_reps}
     print(sweep.write_manifest(out, sweep.expand([descs[n] for n in names], opts)), file=sys.stderr)
-    ra = argparse.Namespace(dir=out, schedbed=a.schedbed, jobs=a.jobs, retry_failed=False)
+    sweep.require_clean(a.allow_dirty)  # before anything is written
+    ra = argparse.Namespace(dir=out, schedbed=a.schedbed, jobs=a.jobs, retry_failed=False, allow_dirty=a.allow_dirty)
     status = sweep.cmd_run(ra)
     if status != 0:
         die(f"not every run finished; fix and resume with: scripts/sweep.py run {out} --retry-failed, "

@@ -53,18 +53,57 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from sbcli import PROG, die, fmt_ns, fmt_rate, split_list  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+TREE = os.path.dirname(HERE)  # the source tree whose state every result records
 DEFAULT_SCHEDBED = "build/release/schedbed"
 # the numbers a run directory must hold; whatever else a run wrote may be dropped ("slim")
 RESULT_FILES = ("summary.json", "meta.json")
+# what a slim run keeps besides them: per-worker counters and every job's latency as a histogram
+KEEP_FILES = RESULT_FILES + ("workers.csv", "latency-hist.json.gz")
+JOBS_FILE = "jobs.csv.gz"
+HIST_FILE = "latency-hist.json.gz"
 MANIFEST = "manifest.jsonl"
 PEER_NAME = re.compile(r"[A-Za-z0-9_.-]+")  # a program beside schedbed (peers_omp), never a path
-DESC_KEYS = {"name", "question", "configs", "load", "reps", "timing", "slim", "bounded", "common", "args", "duration",
-             "warmup", "metrics"}
+DESC_KEYS = {"name", "question", "memo", "configs", "load", "reps", "noise_reps", "timing", "slim", "bounded", "common",
+             "args", "duration", "warmup", "metrics", "figure"}
+DEFAULT_REPS = 5  # each repetition its own seed: fewer cannot give a median an interval worth stating
 
 
 def fmt_time(s):
     s = int(round(s))
     return f"{s // 3600}h{s % 3600 // 60:02d}m" if s >= 3600 else f"{s // 60}m{s % 60:02d}s"
+
+
+# ---- the source tree: results come from a commit, or are marked --------------------------------
+
+def tree_state(tree=TREE):
+    """(sha, changed): HEAD of the tree and the files that differ from it (tracked changes and
+    untracked files git does not ignore: either can change what is built). sha is None when the
+    tree is not a git checkout."""
+    try:
+        head = subprocess.run(["git", "-C", tree, "rev-parse", "HEAD"], capture_output=True, text=True)
+        st = subprocess.run(["git", "--no-optional-locks", "-C", tree, "status", "--porcelain"],
+                            capture_output=True, text=True)
+    except OSError:
+        return None, []
+    if head.returncode != 0 or st.returncode != 0:
+        return None, []
+    return head.stdout.strip(), [ln[3:] for ln in st.stdout.splitlines() if ln.strip()]
+
+
+def require_clean(allow_dirty, tree=TREE):
+    """The tree's state for the runs: dies when the tree has uncommitted changes (or is not a git
+    checkout) unless allow_dirty, in which case every run is marked dirty."""
+    sha, changed = tree_state(tree)
+    if allow_dirty:
+        return {"sha": sha, "dirty": bool(changed) or sha is None}
+    if sha is None:
+        die(f"{tree} is not a git checkout: results must name the commit they come from "
+            f"(--allow-dirty runs anyway and marks every result as dirty)", 1)
+    if changed:
+        shown = ", ".join(changed[:6]) + (f" and {len(changed) - 6} more" if len(changed) > 6 else "")
+        die(f"the source tree has uncommitted changes ({shown}): commit or stash them first "
+            f"(--allow-dirty runs anyway and marks every result as dirty)", 1)
+    return {"sha": sha, "dirty": False}
 
 
 # ---- descriptions -> manifest -----------------------------------------------------------------
@@ -105,53 +144,76 @@ def run_length(d, o, duration):
             "--warmup", fmt_num(o["warmup"] if o["warmup"] is not None else d.get("warmup", 1))]
 
 
+def repetitions(d, o, default=DEFAULT_REPS):
+    """[(rep, noise, seed, suffix)]: REPS repetitions, each its own seed (the base seed + rep - 1,
+    so repetitions sample the workload's randomness), each run NOISE times with that same seed
+    (what differs between those is the machine). The suffix keeps a run's id when NOISE is 1."""
+    reps = o["reps"] or d.get("reps", default)
+    noise = o.get("noise_reps") or d.get("noise_reps", 1)
+    return [(k, j, o["seed"] + k - 1, f"r{k}" + (f".n{j}" if noise > 1 else ""))
+            for k in range(1, reps + 1) for j in range(1, noise + 1)]
+
+
 def expand_configs(d, o):
-    """The experiment grid: REPS rounds over the configurations, A B C A B C. Arguments in the
-    order every experiment of PAPER.md was run with, so that old and new runs are the same runs."""
-    name, reps = d["name"], o["reps"] or d.get("reps", 3)
+    """The experiment grid: rounds over the configurations, A B C A B C, one round per repetition
+    (and per noise repetition). Arguments in the order every experiment of PAPER.md was run with,
+    so that old and new runs are the same runs."""
+    name = d["name"]
     lines = []
-    for k in range(1, reps + 1):
+    for k, j, seed, suffix in repetitions(d, o):
         for i, c in enumerate(d["configs"]):
-            tags = {"experiment": name, "config": i, "label": c["label"], "rep": k}
-            line = {"id": f"{name}.c{i}.r{k}", "out": f"{name}/c{i}/r{k}", "timing": d.get("timing", True),
+            tags = {"experiment": name, "config": i, "label": c["label"], "rep": k, "noise": j}
+            line = {"id": f"{name}.c{i}.{suffix}", "out": f"{name}/c{i}/{suffix}", "timing": d.get("timing", True),
                     "slim": d.get("slim", True)}
             if "peer" in c:
                 line.update(program=c["peer"], args=list(c["peer_args"]), env=c.get("env", {}))
                 tags.update(policy="", workload=c["peer"], seed="", sets=" ".join(c["peer_args"]))
             else:
-                args = ["--policy", c["policy"], "--workload", c["workload"], "--seed", str(o["seed"])]
+                args = ["--policy", c["policy"], "--workload", c["workload"], "--seed", str(seed)]
                 args += d.get("common", []) + run_length(d, o, 4)
                 for s in c.get("set", []):
                     args += ["--set", s]
                 args += c.get("args", [])
                 line.update(program="schedbed", args=args)
-                tags.update(policy=c["policy"], workload=c["workload"], seed=o["seed"], sets=" ".join(c.get("set", [])))
+                tags.update(policy=c["policy"], workload=c["workload"], seed=seed, sets=" ".join(c.get("set", [])))
             line["tags"] = tags
             lines.append(line)
     return lines
 
 
 def expand_load(d, o):
-    """Open-loop sweep: for each rate, every policy REPS times, the policy order reversed from one
-    rate to the next (A B C, then C B A) so that drift does not favour one policy."""
+    """Open-loop sweep: for each variant (a named set of --set values, e.g. one durability epoch)
+    and each rate, every policy REPS times, the policy order reversed from one rate to the next
+    (A B C, then C B A) so that drift does not favour one policy. A run that ends overloaded
+    (exit 3: jobs cancelled after the drain) is a result here, the point past the knee."""
     ld, name = d["load"], d["name"]
-    reps = o["reps"] or d.get("reps", 1)
-    base = ["--workload", ld["workload"], "--seed", str(o["seed"])] + d.get("common", [])
+    variants = ld.get("variants") or [{"name": "", "label": "", "set": []}]
     extra = run_length(d, o, 3) + d.get("args", [])
     lines = []
-    for i, rate in enumerate(ld["rates"]):
-        order = ld["policies"] if i % 2 == 0 else ld["policies"][::-1]
-        text = f"{float(rate):g}"
-        for k in range(1, reps + 1):
-            for p in order:
-                lines.append({
-                    "id": f"{name}.{p}.rate-{text}.r{k}", "out": f"{name}/{p}/rate-{text}-r{k}",
-                    "timing": d.get("timing", True), "slim": d.get("slim", True), "program": "schedbed",
-                    "args": base + ["--policy", p, "--set", f"{ld['param']}={text}"] + extra,
-                    "tags": {"experiment": name, "config": p, "label": p, "rep": k, "policy": p,
-                             "workload": ld["workload"], "seed": o["seed"], "sets": f"{ld['param']}={text}",
-                             "param": ld["param"], "rate": float(rate)}})
+    for v in variants:
+        vid = f"{v['name']}." if v["name"] else ""
+        vdir = f"{v['name']}/" if v["name"] else ""
+        vset = [x for s in v.get("set", []) for x in ("--set", s)]
+        for i, rate in enumerate(ld["rates"]):
+            order = ld["policies"] if i % 2 == 0 else ld["policies"][::-1]
+            text = f"{float(rate):g}"
+            for k, j, seed, suffix in repetitions(d, o):
+                for p in order:
+                    base = ["--workload", ld["workload"], "--seed", str(seed)] + d.get("common", [])
+                    lines.append({
+                        "id": f"{name}.{vid}{p}.rate-{text}.{suffix}", "out": f"{name}/{vdir}{p}/rate-{text}-{suffix}",
+                        "timing": d.get("timing", True), "slim": d.get("slim", True), "program": "schedbed",
+                        "overload_ok": True,
+                        "args": base + ["--policy", p, "--set", f"{ld['param']}={text}"] + vset + extra,
+                        "tags": {"experiment": name, "config": p, "label": p, "rep": k, "noise": j, "policy": p,
+                                 "workload": ld["workload"], "seed": seed,
+                                 "sets": " ".join([f"{ld['param']}={text}"] + v.get("set", [])),
+                                 "param": ld["param"], "rate": float(rate), "variant": v["name"]}})
     return lines
+
+
+def plural(n, word):
+    return f"{n} {word}{'' if n == 1 else 's'}"
 
 
 def fmt_num(v):
@@ -264,11 +326,12 @@ def check_result(d):
     return None
 
 
-def run_line(root, ln, schedbed):
-    """Run one manifest line to its end and record it; returns the final status dict."""
+def run_line(root, ln, schedbed, tree):
+    """Run one manifest line to its end and record it; returns the final status dict. tree is
+    require_clean()'s answer: the commit the run must come from, and whether it is dirty."""
     t0 = time.time()
     st = {"id": ln["id"], "key": line_key(ln), "state": "running", "host": socket.gethostname(), "pid": os.getpid(),
-          "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(t0)), "t0": t0}
+          "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(t0)), "t0": t0, "git": tree}
     if os.environ.get("SLURM_ARRAY_JOB_ID"):
         st["slurm"] = f"{os.environ['SLURM_ARRAY_JOB_ID']}_{os.environ.get('SLURM_ARRAY_TASK_ID', '?')}"
     write_status(root, ln, st)
@@ -299,28 +362,147 @@ def run_line(root, ln, schedbed):
         except OSError as e:
             return finish(False, f"cannot start {exe}: {e.strerror}")
         f.write(p.stdout + p.stderr)
-    if p.returncode != 0:
+    overloaded = p.returncode == 3 and ln.get("overload_ok") and ln["program"] == "schedbed"
+    if p.returncode != 0 and not overloaded:
         why = (p.stderr.strip().splitlines() or p.stdout.strip().splitlines() or ["no message"])[-1]
         kind = "bad input" if p.returncode == 2 and ln["program"] == "schedbed" else f"exit {p.returncode}"
         return finish(False, f"{kind}: {why}", p.returncode)
     if ln["program"] != "schedbed":
         try:
-            write_peer_result(out, cmd, p.stdout)
+            write_peer_result(out, cmd, p.stdout, tree)
         except (ValueError, OSError) as e:
             return finish(False, f"unexpected output from {exe}: {e}", p.returncode)
     bad = check_result(out)
     if bad:
-        return finish(False, f"exit 0 but {bad}", p.returncode)
+        return finish(False, f"exit {p.returncode} but {bad}", p.returncode)
+    bad = check_commit(out, tree)
+    if bad:
+        return finish(False, bad, p.returncode)
+    if ln["program"] == "schedbed" and os.path.exists(os.path.join(out, JOBS_FILE)):
+        write_histogram(out)
     slim = ln.get("slim")
-    if slim:  # the bulky files: most tables need only the summary; a list names what else to keep
-        keep = set(RESULT_FILES) | (set(slim) if isinstance(slim, list) else set())
+    if slim:  # the per-job rows are big; their latencies stay, as a histogram per class; a list names what else to keep
+        keep = set(KEEP_FILES) | (set(slim) if isinstance(slim, list) else set())
         for name in os.listdir(out):
             if name not in keep:
                 os.remove(os.path.join(out, name))
-    return finish(True, "", 0)
+    st["overloaded"] = bool(overloaded)
+    return finish(True, "overloaded: jobs cancelled after the drain" if overloaded else "", p.returncode)
 
 
-def write_peer_result(out, cmd, stdout):
+def check_commit(out, tree):
+    """None when the run's meta.json names the commit the runner checked, else what is wrong: a
+    result must say which source it measured, and a program built from another tree measures
+    other code. A run allowed on a dirty tree only has to record some sha."""
+    try:
+        with open(os.path.join(out, "meta.json")) as f:
+            git = json.load(f).get("git") or {}
+    except (OSError, json.JSONDecodeError) as e:
+        return f"meta.json is unreadable: {e}"
+    sha = git.get("sha")
+    if not sha or sha == "unknown":
+        return "meta.json records no git sha: the result cannot name the source it measured"
+    if not tree["dirty"] and sha != tree["sha"]:
+        return (f"meta.json records commit {sha[:12]}, the tree is at {tree['sha'][:12]}: "
+                f"the program was built from another tree")
+    if not tree["dirty"] and git.get("dirty"):
+        return "meta.json says the program's tree was dirty when it ran; the runner found it clean"
+    return None
+
+
+# ---- per-job latencies as a log-bucket histogram ----------------------------------------------
+# Exact below 2**SUB_BITS ns; above, each power of two is cut into 2**(SUB_BITS-1) buckets, so a
+# bucket is at most 1/64 of its lower bound wide: any percentile comes back within 1.6%. Bucket
+# i holds [bucket_low(i), bucket_low(i) + bucket_width(i)); with SUB_BITS 7, i = 64 * shift +
+# (v >> shift), shift = max(bit_length(v) - 7, 0), so consecutive buckets have consecutive numbers
+# and the stored gaps between occupied ones are mostly 0, which compresses to almost nothing.
+SUB_BITS = 7
+HALF = 1 << (SUB_BITS - 1)
+
+
+def bucket_index(v):
+    """The bucket of a latency v (ns, >= 0)."""
+    shift = max(v.bit_length() - SUB_BITS, 0)
+    return HALF * shift + (v >> shift)
+
+
+def bucket_low(i):
+    if i < 2 * HALF:
+        return i
+    shift = i // HALF - 1
+    return (i - HALF * shift) << shift
+
+
+def bucket_width(i):
+    return 1 if i < 2 * HALF else 1 << (i // HALF - 1)
+
+
+def write_histogram(out):
+    """out/latency-hist.json.gz from out/jobs.csv.gz: per job class (and "all") the occupied
+    buckets of the window's finished jobs, so every percentile of every class can be recomputed
+    after the per-job rows are gone (hist_pairs, hist_percentile)."""
+    import gzip
+    classes = {}
+    with gzip.open(os.path.join(out, JOBS_FILE), "rt", newline="") as f:
+        for row in csv.DictReader(f):
+            if row.get("status", "ok") != "ok" or row.get("latency_ns", "") == "":
+                continue
+            h = classes.setdefault(row["class"], {})
+            b = bucket_index(int(row["latency_ns"]))
+            h[b] = h.get(b, 0) + 1
+    total = {}
+    for h in classes.values():
+        for b, n in h.items():
+            total[b] = total.get(b, 0) + n
+    classes["all"] = total
+    doc = {"unit": "ns", "sub_bits": SUB_BITS,
+           "buckets": "per class: first (the lowest occupied bucket), gaps (empty buckets before each next "
+                      "occupied one), counts (jobs in each occupied bucket); bucket i < 2**sub_bits holds latency "
+                      "i, above it [(i - h*s) << s, + 2**s) with h = 2**(sub_bits-1), s = i // h - 1",
+           "classes": {}}
+    for c, h in sorted(classes.items()):
+        idx = sorted(h)
+        doc["classes"][c] = {"first": idx[0] if idx else 0, "gaps": [b - a - 1 for a, b in zip(idx, idx[1:])],
+                             "counts": [h[i] for i in idx]}
+    tmp = os.path.join(out, HIST_FILE + ".tmp")
+    with gzip.open(tmp, "wt") as f:
+        json.dump(doc, f, separators=(",", ":"))
+    os.rename(tmp, os.path.join(out, HIST_FILE))
+
+
+def read_histogram(run_dir):
+    import gzip
+    with gzip.open(os.path.join(run_dir, HIST_FILE), "rt") as f:
+        return json.load(f)
+
+
+def hist_pairs(doc, cls):
+    """[(bucket index, jobs)] of one class of a latency-hist document, ascending."""
+    h = doc["classes"][cls]
+    out, i = [], h["first"]
+    for k, n in enumerate(h["counts"]):
+        if k:
+            i += h["gaps"][k - 1] + 1
+        out.append((i, n))
+    return out
+
+
+def hist_percentile(pairs, q):
+    """Percentile q (0..100) of hist_pairs() by nearest rank, as the highest value of the bucket the
+    rank falls in (never below the exact percentile, at most 1/64 above it)."""
+    n = sum(c for _, c in pairs)
+    if n == 0:
+        return None
+    rank = max(1, -(-q * n // 100))  # ceil(q% of n), at least the first job
+    seen = 0
+    for i, c in pairs:
+        seen += c
+        if seen >= rank:
+            break
+    return bucket_low(i) + bucket_width(i) - 1
+
+
+def write_peer_result(out, cmd, stdout, tree):
     """A peer's result directory gets the same two files as a schedbed run, under a temporary name
     renamed into place when complete. A peer prints either "ns_per_task tasks checksum" (peers_*)
     or a CSV with a header, one row per execution (patterns_*: rep,wall_ns,tasks,flop), kept as
@@ -349,7 +531,7 @@ def write_peer_result(out, cmd, stdout):
     with open(os.path.join(tmp, "summary.json"), "w") as f:
         json.dump({"peer": os.path.basename(cmd[0]), "ns_per_task": ns, "tasks": tasks, "failure": None}, f)
     with open(os.path.join(tmp, "meta.json"), "w") as f:
-        json.dump({"command": cmd, "host": socket.gethostname()}, f)
+        json.dump({"command": cmd, "host": socket.gethostname(), "git": tree}, f)
     for name, body in extra.items():
         with open(os.path.join(tmp, name), "w") as f:
             f.write(body)
@@ -388,7 +570,7 @@ def cmd_task(a):
     if state == "done" or (state == "failed" and not a.retry_failed):
         print(f"{ln['id']}: already {state}, not rerun")
         return 0 if state == "done" else 1
-    st = run_line(a.dir, ln, a.schedbed)
+    st = run_line(a.dir, ln, a.schedbed, require_clean(a.allow_dirty))
     print(f"{ln['id']}: {st['state']}" + (f": {st['message']}" if st["message"] else ""))
     return 0 if st["state"] == "done" else 1
 
@@ -429,6 +611,7 @@ def cmd_run(a):
     if not (os.path.isfile(a.schedbed) and os.access(a.schedbed, os.X_OK)):
         die(f"{a.schedbed} is not an executable (build it with make schedbed)")
     a.schedbed = os.path.abspath(a.schedbed)
+    tree = require_clean(a.allow_dirty)
     todo, skipped = pending(a.dir, lines, a.retry_failed)
     for ln, why in skipped:
         print(f"{PROG}: {ln['id']} not rerun without --retry-failed: {why}", file=sys.stderr)
@@ -462,7 +645,7 @@ def cmd_run(a):
                     if running and (alone or busy_timing or len(running) >= width):
                         break
                     i = queue.pop(0)
-                    running[pool.submit(run_line, a.dir, lines[i], a.schedbed)] = i
+                    running[pool.submit(run_line, a.dir, lines[i], a.schedbed, tree)] = i
                 fin, _ = cf.wait(running, timeout=0.5, return_when=cf.FIRST_COMPLETED)
                 for fu in fin:
                     ln = lines[running.pop(fu)]
@@ -526,6 +709,7 @@ def cmd_slurm(a):
     if not shutil.which(a.sbatch):
         die(f"{a.sbatch} not found: Slurm's client is not installed here (Debian: slurm-client), or give --sbatch")
     root = os.path.abspath(a.dir)
+    require_clean(a.allow_dirty)
     todo, skipped = pending(root, lines, a.retry_failed)
     for ln, why in skipped:
         print(f"{PROG}: {ln['id']} not resubmitted without --retry-failed: {why}", file=sys.stderr)
@@ -551,7 +735,8 @@ def cmd_slurm(a):
     body = (["#!/bin/bash", f"# One array task per line of {root}/{MANIFEST}; the task id is the line (from 0).",
              "# Written by sweep.py slurm; paths are this cluster's (the manifest has none)."] + heads +
             [f"exec {shlex.quote(a.python)} {shlex.quote(os.path.join(HERE, 'sweep.py'))} task {shlex.quote(root)} "
-             f"--schedbed {shlex.quote(os.path.abspath(a.schedbed))}" + (" --retry-failed" if a.retry_failed else "")])
+             f"--schedbed {shlex.quote(os.path.abspath(a.schedbed))}" + (" --retry-failed" if a.retry_failed else "") +
+             (" --allow-dirty" if a.allow_dirty else "")])
     with open(script, "w") as f:
         f.write("\n".join(body) + "\n")
     os.chmod(script, 0o755)
@@ -603,17 +788,31 @@ def flatten(d, prefix=""):
 
 
 def derived(s):
-    """Figures the tables need that are not a single summary number."""
+    """Figures the tables need that are not a single summary number: per job of the window,
+    what the workers did for it (steals, hand-offs, time suspended), which often explains a
+    latency or a throughput."""
     out = {}
     if s.get("tasks_per_s"):
         out["ns_per_task"] = 1e9 / s["tasks_per_s"]
+    win, jobs = s.get("counters", {}).get("window", {}), s.get("jobs")
+    if win and jobs:
+        out["per_job.stolen"] = win.get("stolen", 0) / jobs
+        out["per_job.suspends"] = win.get("suspends", 0) / jobs
+        out["per_job.suspended_us"] = win.get("suspended_ns", 0) / jobs / 1e3
+    if win and s.get("window_s") and s.get("threads"):
+        # share of the workers' window time spent suspended: 1 means every worker slept throughout
+        out["suspended_share"] = win.get("suspended_ns", 0) / (s["window_s"] * 1e9 * s["threads"])
+    ps, submitted = s.get("policy_stats", {}), s.get("reconciliation", {}).get("jobs_submitted")
+    if "handoffs" in ps and submitted:
+        out["per_job.handoffs"] = ps["handoffs"] / submitted  # policy stats cover the whole run
     t = [w["tasks"] for w in s.get("counters", {}).get("workers", [])]
     if t and min(t) > 0:
         out["imbalance"] = max(t) / min(t)  # busiest worker's tasks over the idlest's
     return out
 
 
-TAG_COLUMNS = ["id", "experiment", "config", "label", "rep", "policy", "workload", "seed", "sets"]
+TAG_COLUMNS = ["id", "experiment", "config", "label", "rep", "policy", "workload", "seed", "sets", "git_sha", "dirty",
+               "overloaded"]
 
 
 def collect(root, csv_path=None, leave_out_failed=False):
@@ -642,7 +841,12 @@ def collect(root, csv_path=None, leave_out_failed=False):
             s = json.load(f)
         with open(status_path(root, ln)) as f:
             st = json.load(f)
-        row = {"id": ln["id"], **ln.get("tags", {}), "args": " ".join(ln["args"]), "elapsed_s": st.get("elapsed_s")}
+        with open(os.path.join(root, ln["out"], "meta.json")) as f:
+            git = json.load(f).get("git") or {}
+        # dirty: the program said so, or the runner was allowed to run from a changed tree
+        dirty = bool(git.get("dirty")) or git.get("dirty") is None or bool((st.get("git") or {"dirty": True})["dirty"])
+        row = {"id": ln["id"], **ln.get("tags", {}), "args": " ".join(ln["args"]), "elapsed_s": st.get("elapsed_s"),
+               "git_sha": git.get("sha", ""), "dirty": int(dirty), "overloaded": int(bool(st.get("overloaded")))}
         for k in ln.get("tags", {}):
             if k not in columns and k not in extra_tags:
                 extra_tags.append(k)
@@ -678,35 +882,55 @@ def read_rows(csv_path):
 
 # ---- the load sweep (make sweep) --------------------------------------------------------------
 
-def plot_load(root, csv_path, cls):
+def plot_load(root, csv_path, cls, ld=None, variant=None):
+    """p99 of one class (or of all jobs) and the achieved rate against the offered rate, one curve
+    per policy: medians with min..max whiskers. ld is the description's "load" (its offered_unit
+    names the rate parameter's unit, its achieved the column of the achieved rate in that unit);
+    without one, the axes say what the parameter is and the achieved rate is jobs/s. Overloaded
+    runs (cancelled jobs) are drawn hollow."""
     import numpy as np
     from sbresults import plt, save
+    ld = ld or {}
     rows = read_rows(csv_path)
+    if variant is not None:
+        rows = [r for r in rows if (r.get("variant") or "") == variant]
     key = "all.p99" if cls == "all" else f"classes.{cls}.p99"
     rows = [r for r in rows if r.get(key) is not None]
     if not rows:
         die(f"{csv_path}: no run has a p99 for {'all jobs' if cls == 'all' else 'class ' + cls}")
     param = rows[0]["param"]
-    fig, (a1, a2) = plt.subplots(1, 2, figsize=(12, 4.6))
-    for i, p in enumerate(dict.fromkeys(r["policy"] for r in rows)):
+    offered = f"offered load ({ld['offered_unit']})" if ld.get("offered_unit") else f"offered load: workload parameter {param}"
+    achieved = ld.get("achieved") or {"title": "achieved throughput (jobs/s)", "column": "throughput"}
+    fig, (a1, a2) = plt.subplots(1, 2, figsize=(7.0, 3.4))
+    present = set(r["policy"] for r in rows)
+    # colours by the description's policy order, so that every figure of a sweep agrees
+    for i, p in ((i, p) for i, p in enumerate(ld.get("policies", sorted(present))) if p in present):
         mine = [r for r in rows if r["policy"] == p]
         rates = sorted({r["rate"] for r in mine})
-        for ax, col, scale in ((a1, key, 1e3), (a2, "throughput", 1)):
-            v = [np.array([r[col] / scale for r in mine if r["rate"] == x]) for x in rates]
+        for ax, col, scale in ((a1, key, 1e6), (a2, achieved["column"], 1)):
+            v = [np.array([r[col] / scale for r in mine if r["rate"] == x and r.get(col) is not None]) for x in rates]
+            ok = [len(x) > 0 for x in v]
+            xs = np.array(rates)[ok]
+            v = [x for x in v if len(x)]
             med = np.array([np.median(x) for x in v])
             err = [med - np.array([x.min() for x in v]), np.array([x.max() for x in v]) - med]
-            ax.errorbar(rates, med, yerr=err, marker="o", ms=4, capsize=3, label=p, color=plt.cm.tab10(i % 10))
-    a1.set_yscale("log")
-    a1.set_ylabel(f"p99 latency of {'all jobs' if cls == 'all' else 'class ' + cls} (µs, log scale)")
-    a2.set_ylabel("achieved throughput (jobs/s)")
+            ax.errorbar(xs, med, yerr=err, marker="o", ms=3, capsize=2, lw=1, label=p, color=plt.cm.tab10(i % 10))
+            over = [x for x in rates if any(r.get("overloaded") for r in mine if r["rate"] == x)]
+            if over and ax is a1:
+                ax.plot(over, [np.median([r[col] / scale for r in mine if r["rate"] == x]) for x in over], "o",
+                        mfc="white", color=plt.cm.tab10(i % 10), ms=5)
+    a1.set_yscale("log")  # latencies past the knee grow by orders of magnitude: read the axis, not bar lengths
+    a1.set_ylabel(f"p99 latency, {'all jobs' if cls == 'all' else 'class ' + cls} (ms, log scale)")
+    a2.set_ylabel(achieved["title"])
     for ax in (a1, a2):
-        ax.set_xlabel(f"offered load: workload parameter {param}")
-        ax.legend(title="policy")
-    a1.set_title("p99 latency against offered load")
-    a2.set_title("throughput against offered load")
-    fig.suptitle(f"{rows[0]['workload']}: open-loop sweep over {param}, {int(rows[0]['threads'])} workers")
+        ax.set_xlabel(offered)
+    a2.legend(title="policy", fontsize=7)
+    fig.suptitle(f"{rows[0]['workload']}: open-loop sweep over {param}, {int(rows[0]['threads'])} workers"
+                 + (f", {variant}" if variant else "") + f"; {plural(len({r['rep'] for r in rows}), 'repetition')}, "
+                 f"medians with min..max; hollow: overloaded", fontsize=9)
     fig.tight_layout()
-    return save(fig, root, "sweep_p99")
+    stem = "sweep_p99" + (f"-{variant}" if variant else "") + ("" if cls == "all" else f"-{cls}")
+    return save(fig, root, stem)
 
 
 def cmd_load(a, extra):
@@ -755,13 +979,17 @@ def main():
     e.add_argument("--reps", type=int, help="repetitions (default: each description's own)")
     e.add_argument("--duration", type=float, help="measurement seconds (default: each description's own)")
     e.add_argument("--warmup", type=float, help="warm-up seconds (default: each description's own)")
-    e.add_argument("--seed", type=int, default=1, help="one seed for every run (default %(default)s)")
+    e.add_argument("--seed", type=int, default=1, help="base seed: repetition k runs with seed + k - 1 (default %(default)s)")
+    e.add_argument("--noise-reps", type=int, help="runs of each repetition with its same seed, to measure the "
+                                                   "machine's noise (default: each description's own, else 1)")
     for name, hlp in (("run", "run the manifest here"), ("slurm", "submit the manifest as a Slurm job array"),
                       ("task", "run one line (what an array task runs)")):
         p = sub.add_parser(name, help=hlp)
         p.add_argument("dir")
         p.add_argument("--schedbed", default=DEFAULT_SCHEDBED, help="the program (default %(default)s)")
         p.add_argument("--retry-failed", action="store_true", help="rerun lines that failed or were killed")
+        p.add_argument("--allow-dirty", action="store_true", help="run from a tree with uncommitted changes "
+                       "(for development: every result is marked dirty)")
         if name == "run":
             p.add_argument("--jobs", type=int, help="runs at once, timing runs included (default: timing runs one "
                                                      "at a time, others one per core)")
@@ -797,6 +1025,7 @@ def main():
     ld.add_argument("--seed", type=int, default=1)
     ld.add_argument("--threads", type=int)
     ld.add_argument("--jobs", type=int)
+    ld.add_argument("--allow-dirty", action="store_true", help="run from a tree with uncommitted changes (marked dirty)")
     ld.add_argument("--class", dest="cls", default="all", help="job class whose p99 is plotted (default: all jobs)")
     ld.add_argument("--out")
     pl = sub.add_parser("plot-load", help="redraw a load sweep's figure from its runs.csv")
@@ -809,11 +1038,12 @@ def main():
     if extra and a.cmd != "load":
         die(f"arguments after -- are for `load` only: {extra}")
     if a.cmd == "expand":
-        if a.reps is not None and a.reps < 1:
-            die("--reps must be at least 1")
+        for flag, v in (("--reps", a.reps), ("--noise-reps", a.noise_reps)):
+            if v is not None and v < 1:
+                die(f"{flag} must be at least 1")
         descs = [load_description(p) for p in a.descriptions]
         path = write_manifest(a.out, expand(descs, {"reps": a.reps, "seed": a.seed, "duration": a.duration,
-                                                    "warmup": a.warmup}))
+                                                    "warmup": a.warmup, "noise_reps": a.noise_reps}))
         print(path)
         return 0
     if a.cmd == "run":

@@ -191,21 +191,26 @@ static inline void tcount_inc(struct wl_tcount *t)
 	atomic_store_explicit(&t->n, atomic_load_explicit(&t->n, memory_order_relaxed) + 1, memory_order_relaxed);
 }
 
-/* wl_task's first call on a thread for a set: a tail call, so the common case saves no registers */
-static __attribute__((noinline, cold)) struct sb_task *wl_task_first(struct wl_clients *cs, struct sb_job *j,
-								     sb_task_fn fn, void *arg)
+/* the first count on a thread for a set: out of line, so the common case saves no registers */
+static __attribute__((noinline, cold)) void count_first(struct wl_clients *cs)
 {
 	tcount_inc(tcount_register(cs));
-	return sb_task_new(j, fn, arg);
+}
+
+void wl_count_task(struct wl_clients *cs)
+{
+	/* the generation, not the pointer, says whether this thread's block belongs to cs: a set
+	 * freed and another allocated at the same address must not reuse the old block */
+	if (__builtin_expect(my_tcount_gen != cs->gen, 0)) {
+		count_first(cs);
+		return;
+	}
+	tcount_inc(my_tcount);
 }
 
 struct sb_task *wl_task(struct wl_clients *cs, struct sb_job *j, sb_task_fn fn, void *arg)
 {
-	/* the generation, not the pointer, says whether this thread's block belongs to cs: a set
-	 * freed and another allocated at the same address must not reuse the old block */
-	if (__builtin_expect(my_tcount_gen != cs->gen, 0))
-		return wl_task_first(cs, j, fn, arg);
-	tcount_inc(my_tcount);
+	wl_count_task(cs);
 	return sb_task_new(j, fn, arg);
 }
 

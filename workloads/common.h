@@ -123,6 +123,10 @@ void wl_clients_free(struct wl_clients *cs);
 void wl_clients_init(struct wl_clients *cs);
 /* A task of j, counted in tasks_created. */
 struct sb_task *wl_task(struct wl_clients *cs, struct sb_job *j, sb_task_fn fn, void *arg);
+/* Count in tasks_created a task made with sb_task_new() that is handed over only now: one made
+ * ahead and spawned later (a join), so that one never spawned (its job cancelled) is not
+ * counted as created and then missing. */
+void wl_count_task(struct wl_clients *cs);
 /* Count j (in total and per class) and submit it with its root task. Any attached thread. */
 void wl_submit(struct wl_clients *cs, struct sb_job *j, struct sb_task *root);
 /* The same from a client thread for a job the client decided: also folds (class, shape) into

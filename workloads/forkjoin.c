@@ -155,8 +155,10 @@ static enum sb_result deliver(struct sb_task *t, struct sb_task *parent, uint64_
 	atomic_fetch_add_explicit(&parent->au[J_SUM], v, memory_order_relaxed);
 	/* acq_rel: the release publishes our add; the last decrement acquires every sibling's before
 	 * it spawns the join (whose submission publishes them on to the worker that runs it) */
-	if (atomic_fetch_sub_explicit(&parent->au[J_PENDING], 1, memory_order_acq_rel) == 1)
+	if (atomic_fetch_sub_explicit(&parent->au[J_PENDING], 1, memory_order_acq_rel) == 1) {
+		wl_count_task(&f->cs);
 		sb_spawn(parent);
+	}
 	return SB_DONE;
 }
 
@@ -184,7 +186,8 @@ static enum sb_result node_task(struct sb_task *t)
 			return deliver(t, parent, 1);
 		self = 1;
 	}
-	struct sb_task *jn = wl_task(&f->cs, t->job, join_task, f);
+	/* counted when spawned: the join of a cancelled job's dropped children never is */
+	struct sb_task *jn = sb_task_new(t->job, join_task, f);
 	/* relaxed: not shared yet; the children's submission publishes it */
 	atomic_store_explicit(&jn->au[J_SUM], self, memory_order_relaxed);
 	atomic_store_explicit(&jn->au[J_PENDING], kids, memory_order_relaxed);

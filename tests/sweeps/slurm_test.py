@@ -230,7 +230,7 @@ def check_killed_task(slurm, tmp, schedbed):
 def run_sweep(slurm, *args):
     """sweep.py with this test's Slurm (SLURM_CONF) and a timeout on every wait."""
     from common import PY, SWEEP
-    p = subprocess.run([PY, SWEEP] + list(args), env=slurm.env, capture_output=True, text=True, timeout=240)
+    p = subprocess.run([PY, SWEEP] + list(args) + ["--allow-dirty"], env=slurm.env, capture_output=True, text=True, timeout=240)
     return p.returncode, p.stdout, p.stderr
 
 

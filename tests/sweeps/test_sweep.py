@@ -52,12 +52,24 @@ def test_paper_descriptions_expand_stable_and_machine_free(tmp):
     lines = manifest(a)
     ids = [ln["id"] for ln in lines]
     assert len(ids) == len(set(ids)), "ids are not unique"
+    # the committed results stay small enough to clone (runs are packed: experiments.pack_runs)
+    size = sum(os.path.getsize(os.path.join(dp, f)) for dp, _, fs in os.walk(os.path.join(ROOT, "results", "paper"))
+               for f in fs)
+    assert size < 30e6, f"results/paper holds {size / 1e6:.1f} MB"
     # every experiment of PAPER.md is there, with its repetitions
     exps = {ln["tags"]["experiment"] for ln in lines}
     for e in ("spawn", "policies", "hybrid", "wake", "batch", "sweep", "trace-cost"):
         assert e in exps, e
     assert sum(1 for ln in lines if ln["tags"]["experiment"] == "spawn") == 8 * 9
-    assert sum(1 for ln in lines if ln["tags"]["experiment"] == "sweep") == 5 * 5 * 2
+    # at least five repetitions of every configuration, each its own seed
+    for e in exps:
+        runs = {}
+        for ln in (x for x in lines if x["tags"]["experiment"] == e):
+            runs.setdefault((ln["tags"]["config"], ln["tags"].get("variant"), ln["tags"].get("rate")), []).append(ln)
+        for key, rs in runs.items():
+            assert len({r["tags"]["rep"] for r in rs}) >= 5, (e, key, len(rs))
+            seeds = {r["tags"]["rep"]: r["tags"]["seed"] for r in rs if r["tags"]["seed"] != ""}
+            assert len(set(seeds.values())) == len(seeds), (e, key, seeds)
     host = socket.gethostname()
     for ln in lines:
         text = json.dumps(ln)
@@ -164,7 +176,7 @@ def test_killed_run_is_named_and_never_collected(tmp):
     cfgs = [dict(config("long"), args=["--duration", "30", "--warmup", "0"])]
     d = os.path.join(tmp, "kill")
     sweep("expand", description(tmp, "kill", cfgs, reps=1), "--out", d, check=0)
-    p = subprocess.Popen([PY, SWEEP, "task", d, "--index", "0", "--schedbed", SCHEDBED], start_new_session=True,
+    p = subprocess.Popen([PY, SWEEP, "task", d, "--index", "0", "--schedbed", SCHEDBED, "--allow-dirty"], start_new_session=True,
                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         deadline = time.monotonic() + 20
@@ -190,7 +202,7 @@ def test_interrupt_starts_nothing_new(tmp):
     cfgs = [dict(config(x), args=["--duration", "5", "--warmup", "0"]) for x in "ab"]
     d = os.path.join(tmp, "int")
     sweep("expand", description(tmp, "int", cfgs, reps=1), "--out", d, check=0)
-    p = subprocess.Popen([PY, SWEEP, "run", d, "--schedbed", SCHEDBED], start_new_session=True,
+    p = subprocess.Popen([PY, SWEEP, "run", d, "--schedbed", SCHEDBED, "--allow-dirty"], start_new_session=True,
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         deadline = time.monotonic() + 20
@@ -263,7 +275,7 @@ def test_reproduce_leaves_paper_alone_and_compares(tmp):
     paper = os.path.join(ROOT, "results", "paper")
     before = tree_digest(paper)
     out = os.path.join(tmp, "repro")
-    p = subprocess.run([PY, os.path.join(ROOT, "scripts", "experiments.py"), "--schedbed", SCHEDBED, "--reps", "1",
+    p = subprocess.run([PY, os.path.join(ROOT, "scripts", "experiments.py"), "--schedbed", SCHEDBED, "--allow-dirty", "--reps", "1",
                         "--duration", "0.2", "--warmup", "0", "--out", out, "placement"],
                        capture_output=True, text=True, timeout=300, cwd=tmp)
     assert p.returncode == 0, p.stdout + p.stderr
@@ -287,12 +299,179 @@ def test_reproduce_leaves_paper_alone_and_compares(tmp):
     experiments.PAPER = fake
     other = tree_digest(os.path.join(fake, "batch"))
     experiments.update_paper(out, ["placement"])
-    assert tree_digest(os.path.join(fake, "placement")) == tree_digest(os.path.join(out, "placement"))
+    # the same files, the runs packed into one archive that holds each run's files unchanged
+    import tarfile
+    packed = os.path.join(fake, "placement")
+    with tarfile.open(os.path.join(packed, "runs.tar.xz")) as tar:
+        tar.extractall(packed)
+    os.remove(os.path.join(packed, "runs.tar.xz"))
+    assert tree_digest(packed) == tree_digest(os.path.join(out, "placement"))
     assert tree_digest(os.path.join(fake, "batch")) == other
     assert not os.path.exists(os.path.join(fake, "placement.old"))
 
 
-TESTS = [test_paper_descriptions_expand_stable_and_machine_free, test_run_collect_and_resume,
+def git(tree, *args):
+    subprocess.run(["git", "-C", tree, "-c", "user.name=test", "-c", "user.email=test@example.org"] + list(args),
+                   check=True, capture_output=True)
+
+
+def test_dirty_tree_is_refused(tmp):
+    """run refuses a tree with uncommitted changes, naming them, and runs nothing; --allow-dirty
+    runs and marks every row dirty. On a tree of its own: a copy of the scripts, committed."""
+    tree = os.path.join(tmp, "tree")
+    shutil.copytree(os.path.join(ROOT, "scripts"), os.path.join(tree, "scripts"),
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    git(tree, "init", "-q")
+    git(tree, "add", "-A")
+    git(tree, "commit", "-q", "-m", "scripts")
+    sys.path.insert(0, os.path.join(ROOT, "scripts"))
+    import sweep as sw
+    head = subprocess.run(["git", "-C", tree, "rev-parse", "HEAD"], capture_output=True, text=True).stdout.strip()
+    assert sw.require_clean(False, tree=tree) == {"sha": head, "dirty": False}
+    d = four_runs(tmp)
+    copied = os.path.join(tree, "scripts", "sweep.py")
+    with open(os.path.join(tree, "scripts", "sbcli.py"), "a") as f:
+        f.write("# changed\n")
+    with open(os.path.join(tree, "new-file.c"), "w") as f:
+        f.write("int x;\n")
+    for cmd in (["run", d], ["task", d, "--index", "0"]):
+        p = subprocess.run([PY, copied] + cmd + ["--schedbed", SCHEDBED], capture_output=True, text=True, timeout=60)
+        assert p.returncode == 1, (cmd, p.stdout + p.stderr)
+        err = p.stderr.strip()
+        assert len(err.splitlines()) == 1 and "uncommitted changes" in err and "--allow-dirty" in err, err
+        assert "scripts/sbcli.py" in err and "new-file.c" in err, err
+        assert not os.path.exists(os.path.join(d, "status")), "a run started from a dirty tree"
+    # allowed: it runs, and every row says dirty
+    p = subprocess.run([PY, copied, "run", d, "--schedbed", SCHEDBED, "--allow-dirty"], capture_output=True, text=True,
+                       timeout=120)
+    assert p.returncode == 0, p.stderr
+    _, out, _ = sweep("collect", d, check=0)
+    rows = read_csv(out.strip())
+    assert len(rows) == 4 and all(r["dirty"] == "1" and len(r["git_sha"]) == 40 for r in rows), rows
+    # a clean runner accepts only a result naming its own commit, from a clean tree
+    fake = os.path.join(tmp, "fake-run")
+    os.makedirs(fake)
+    with open(os.path.join(fake, "meta.json"), "w") as f:
+        json.dump({"git": {"sha": "a" * 40, "dirty": False}}, f)
+    assert sw.check_commit(fake, {"sha": "a" * 40, "dirty": False}) is None
+    assert "another tree" in sw.check_commit(fake, {"sha": "b" * 40, "dirty": False})
+    with open(os.path.join(fake, "meta.json"), "w") as f:
+        json.dump({"git": {"sha": "unknown", "dirty": None}}, f)
+    assert "no git sha" in sw.check_commit(fake, {"sha": None, "dirty": True})
+
+
+def test_repetitions_have_their_own_seeds(tmp):
+    cfgs = [config("a"), config("b")]
+    path = os.path.join(tmp, "r.json")
+    with open(path, "w") as f:
+        json.dump({"question": "q", "bounded": True, "configs": cfgs, "metrics": []}, f)
+    d = os.path.join(tmp, "five")
+    sweep("expand", path, "--out", d, "--seed", "10", check=0)
+    lines = manifest(d)
+    assert [(ln["tags"]["label"], ln["tags"]["rep"], ln["tags"]["seed"]) for ln in lines] == \
+        [(lab, k, 9 + k) for k in range(1, 6) for lab in "ab"], lines  # A B A B ..., seed = base + rep - 1
+    for ln in lines:
+        assert ln["args"][ln["args"].index("--seed") + 1] == str(ln["tags"]["seed"])
+    # machine-noise repetitions: the same seed again, ids of their own
+    n = os.path.join(tmp, "noise")
+    sweep("expand", path, "--out", n, "--reps", "2", "--noise-reps", "3", check=0)
+    lines = manifest(n)
+    assert len(lines) == 2 * 3 * 2 and len({ln["id"] for ln in lines}) == 12
+    for k in (1, 2):
+        mine = [ln for ln in lines if ln["tags"]["rep"] == k and ln["tags"]["label"] == "a"]
+        assert {ln["tags"]["seed"] for ln in mine} == {k} and {ln["tags"]["noise"] for ln in mine} == {1, 2, 3}
+    code, _, err = sweep("expand", path, "--out", os.path.join(tmp, "x"), "--noise-reps", "0")
+    assert code == 2 and "--noise-reps must be at least 1" in err, err
+
+
+def test_intervals_and_no_difference(tmp):
+    sys.path.insert(0, os.path.join(ROOT, "scripts"))
+    import sbstats
+    import experiments
+    low, high, mid = [10, 11, 12, 13, 14], [20, 21, 22, 23, 24], [12, 13, 14, 15, 16]
+    ci = sbstats.median_ci(low)
+    assert ci == sbstats.median_ci(low), "the bootstrap is not deterministic"
+    assert ci[0] == 12 and 10 <= ci[1] < 12 < ci[2] <= 14, ci
+    assert sbstats.compare("A", low, "B", high) == "A < B"
+    assert sbstats.compare("A", high, "B", low) == "A > B"
+    assert sbstats.compare("A", low, "B", mid) == sbstats.NO_DIFFERENCE == "no difference measured"
+    assert sbstats.compare("A", [5.0], "B", [5.0]) == sbstats.NO_DIFFERENCE
+    # one or two runs a side order nothing, however far apart
+    assert sbstats.compare("A", [1.0], "B", [9.0]) == sbstats.NO_DIFFERENCE
+    assert sbstats.compare("A", [1.0, 1.1], "B", [9.0, 9.1]) == sbstats.NO_DIFFERENCE
+    assert sbstats.compare("A", [1.0, 1.1, 1.2], "B", [9.0, 9.1, 9.2]) == "A < B"
+    # the table states orderings by the same rule
+    d = {"question": "q?", "configs": [{"label": x} for x in ("ref", "same", "slower")],
+         "metrics": [{"title": "p99", "column": "p99", "format": "lat"}]}
+    rows = [{"config": float(i), "rep": float(k + 1), "seed": float(k + 1), "p99": v, "git_sha": "c" * 40, "dirty": 0}
+            for i, vals in enumerate((low, mid, high)) for k, v in enumerate(vals)]
+    experiments.write_tables("t", d, rows, tmp)
+    text = open(os.path.join(tmp, "table.md")).read()
+    assert "- p99: same: no difference measured; slower > ref" in text, text
+    assert "[" in text and "5 repetitions, seeds 1..5" in text and "DIRTY" not in text, text
+    table = read_csv(os.path.join(tmp, "table.csv"))
+    assert float(table[0]["p99 ci_low"]) < float(table[0]["p99 median"]) < float(table[0]["p99 ci_high"])
+
+
+def test_latency_histogram_recomputes_tails(tmp):
+    """A slim run keeps every job's latency as a histogram per class: counts equal the summary's,
+    and every percentile comes back within a bucket (1/64) of the summary's exact one."""
+    cfg = {"label": "oltp", "policy": "stealing", "workload": "oltp", "args": ["--duration", "0.4", "--warmup", "0"]}
+    d = os.path.join(tmp, "h")
+    sweep("expand", description(tmp, "h", [cfg], reps=1), "--out", d, check=0)
+    sweep("run", d, "--schedbed", SCHEDBED, check=0)
+    out = os.path.join(d, manifest(d)[0]["out"])
+    assert sorted(os.listdir(out)) == ["latency-hist.json.gz", "meta.json", "summary.json", "workers.csv"], \
+        os.listdir(out)
+    sys.path.insert(0, os.path.join(ROOT, "scripts"))
+    import sweep as sw
+    doc = sw.read_histogram(out)
+    s = json.load(open(os.path.join(out, "summary.json")))
+    assert set(doc["classes"]) == set(s["classes"]) | {"all"}, (sorted(doc["classes"]), sorted(s["classes"]))
+    # the bucket numbering: contiguous, each value in its own bucket, widths at most 1/64
+    for v in list(range(0, 2000)) + [2 ** k + d for k in range(11, 40) for d in (-1, 0, 1)]:
+        i = sw.bucket_index(v)
+        assert sw.bucket_low(i) <= v < sw.bucket_low(i) + sw.bucket_width(i), v
+        assert sw.bucket_low(i + 1) == sw.bucket_low(i) + sw.bucket_width(i), v
+        assert sw.bucket_width(i) == 1 or sw.bucket_width(i) * 64 <= sw.bucket_low(i), v
+    for cls in doc["classes"]:
+        pairs = sw.hist_pairs(doc, cls)
+        want = s["all"] if cls == "all" else s["classes"][cls]
+        assert sum(n for _, n in pairs) == want["count"], cls
+        for q, key in ((50, "p50"), (90, "p90"), (99, "p99"), (99.9, "p999")):
+            got = sw.hist_percentile(pairs, q)
+            assert want[key] * (1 - 1 / 64) - 1 <= got <= want[key] * (1 + 1 / 64) + 1, (cls, key, got, want[key])
+
+
+def test_capacity_rule(tmp):
+    """Capacity: the highest rate up to which the median repetition keeps every class within
+    2x the unloaded p99; an overloaded repetition fails; orderings only when intervals part."""
+    sys.path.insert(0, os.path.join(ROOT, "scripts"))
+    import capacity
+    ld = {"param": "rate", "policies": ["fast", "slow"], "slo_classes": ["a"], "slo_factor": 2}
+    rows = []
+    for p, knee in (("fast", 3000), ("slow", 1000)):
+        for rate in (100, 1000, 2000, 3000, 4000):
+            for k in range(5):
+                p99 = 1000 + k if rate <= knee else 10000 + k  # 2x the unloaded ~1000 ns is the bar
+                rows.append({"policy": p, "rate": float(rate), "rep": k + 1, "variant": "", "classes.a.p99": p99,
+                             "overloaded": 0, "throughput": rate})
+    res = {x["policy"]: x for x in capacity.analyse(rows, ld)}
+    assert (res["fast"]["capacity"], res["slow"]["capacity"]) == (3000, 1000), res
+    assert res["fast"]["low"] == res["fast"]["high"] == 3000
+    text = capacity.write(tmp, list(res.values()), ld)
+    assert "Against fast: slow < fast" in text, text
+    # an overloaded run at 2000 fails fast's repetitions there: its capacity drops to 1000
+    for r in rows:
+        if r["policy"] == "fast" and r["rate"] == 2000:
+            r["overloaded"] = 1
+    res = {x["policy"]: x for x in capacity.analyse(rows, ld)}
+    assert res["fast"]["capacity"] == 1000, res
+    assert "slow: no difference measured" in capacity.write(tmp, list(res.values()), ld)
+
+
+TESTS = [test_capacity_rule, test_dirty_tree_is_refused, test_repetitions_have_their_own_seeds, test_intervals_and_no_difference,
+         test_latency_histogram_recomputes_tails, test_paper_descriptions_expand_stable_and_machine_free, test_run_collect_and_resume,
          test_timing_runs_alone_others_in_parallel, test_failing_line_is_named_and_never_collected,
          test_missing_program_on_the_node, test_killed_run_is_named_and_never_collected,
          test_interrupt_starts_nothing_new, test_half_written_result_is_never_collected, test_slurm_batch_script_and_array,

@@ -1,0 +1,205 @@
+#!/usr/bin/python3
+"""capacity.py - the capacity of each policy from an open-loop load sweep (memo 001's question:
+how much load does a policy carry before its latencies break).
+
+    capacity.py DIR/<experiment> [--description sweeps/<experiment>.json]
+
+Reads the experiment's runs.csv (sweep.py collect, experiments.py --report) and its description's
+"load": rates (offered, in load.offered_unit), policies, variants (e.g. one durability epoch each),
+the job classes whose p99 is held to a service-level objective ("slo_classes") and the factor
+("slo_factor", 2 by default).
+
+The rule, per variant and class: the SLO is slo_factor times the unloaded p99, the median p99 of
+every policy's runs at the lowest rate (one bar for all policies, so that a policy slow when idle
+is not rewarded). A repetition at a rate passes when every class's p99 is within its SLO and no
+job was cancelled (an overloaded run fails). A rate passes when the median repetition passes
+(its worst p99/SLO ratio at most 1). A policy's capacity is the highest rate up to which every
+rate passes (0: not even the lowest). Its 95% interval is the percentile bootstrap of that
+capacity, resampling the repetitions at each rate (fixed seed). Two policies' capacities are
+ordered only when their intervals do not overlap.
+
+Writes capacity.md, capacity.csv and capacity-<variant>.png (p99 over SLO per class against the
+offered rate, at most four classes) beside runs.csv.
+"""
+import argparse
+import csv
+import json
+import os
+import sys
+import textwrap
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import sweep  # noqa: E402
+from sbresults import die, plt, save  # noqa: E402
+
+import numpy as np  # noqa: E402
+import sbstats  # noqa: E402
+
+BOOT = 2000
+
+
+def slos(rows, classes, factor):
+    """{class: SLO in ns}: factor x the median p99 of all runs at the lowest rate."""
+    low = min(r["rate"] for r in rows)
+    out = {}
+    for c in classes:
+        v = [r[f"classes.{c}.p99"] for r in rows if r["rate"] == low and r.get(f"classes.{c}.p99") is not None]
+        if not v:
+            die(f"no run at the lowest rate {low:g} has a p99 for class {c}")
+        out[c] = factor * float(np.median(v))
+    return out
+
+
+def worst_ratio(r, slo):
+    """A repetition's worst p99/SLO over the classes; infinite when it was overloaded or a class
+    finished no job."""
+    if r.get("overloaded"):
+        return float("inf")
+    ratios = [r.get(f"classes.{c}.p99") for c in slo]
+    if any(x is None for x in ratios):
+        return float("inf")
+    return max(x / slo[c] for x, c in zip(ratios, slo))
+
+
+def capacity_of(by_rate):
+    """by_rate: [(rate, [worst ratio of each repetition])], rates ascending."""
+    cap = 0.0
+    for rate, ratios in by_rate:
+        if np.median(ratios) > 1:
+            break
+        cap = rate
+    return cap
+
+
+def capacity_ci(by_rate):
+    """(capacity, low, high) with the percentile bootstrap over repetitions."""
+    rng = np.random.default_rng(sbstats.RNG_SEED)
+    draws = []
+    for _ in range(BOOT):
+        draws.append(capacity_of([(rate, rng.choice(v, size=len(v), replace=True)) for rate, v in by_rate]))
+    lo, hi = np.percentile(draws, [2.5, 97.5])
+    return capacity_of(by_rate), float(lo), float(hi)
+
+
+def analyse(rows, ld):
+    """[{variant, policy, capacity, low, high, achieved, slo}] per variant and policy."""
+    classes = ld["slo_classes"]
+    factor = ld.get("slo_factor", 2)
+    achieved_col = (ld.get("achieved") or {}).get("column", "throughput")
+    out = []
+    for v in ld.get("variants") or [{"name": "", "label": ""}]:
+        mine = [r for r in rows if (r.get("variant") or "") == v["name"]]
+        if not mine:
+            continue
+        slo = slos(mine, classes, factor)
+        for p in ld["policies"]:
+            pr = [r for r in mine if r["policy"] == p]
+            if not pr:
+                continue
+            rates = sorted({r["rate"] for r in pr})
+            by_rate = [(x, np.array([worst_ratio(r, slo) for r in pr if r["rate"] == x])) for x in rates]
+            cap, lo, hi = capacity_ci(by_rate)
+            at = [r.get(achieved_col) for r in pr if r["rate"] == cap and r.get(achieved_col) is not None]
+            out.append({"variant": v["name"], "variant_label": v.get("label", ""), "policy": p, "capacity": cap,
+                        "low": lo, "high": hi, "achieved": float(np.median(at)) if at else None, "slo": slo,
+                        "reps": max((len(x) for _, x in by_rate), default=0)})
+    return out
+
+
+def write(exp_dir, res, ld):
+    unit = ld.get("offered_unit", ld["param"])
+    with open(os.path.join(exp_dir, "capacity.csv"), "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["variant", "policy", f"capacity ({unit})", "ci_low", "ci_high", "achieved at capacity", "reps"] +
+                   [f"slo {c} (ns)" for c in ld["slo_classes"]])
+        for x in res:
+            w.writerow([x["variant"], x["policy"], x["capacity"], x["low"], x["high"], x["achieved"], x["reps"]] +
+                       [round(x["slo"][c]) for c in ld["slo_classes"]])
+    md = [f"Capacity: the highest offered rate ({unit}) up to which every rate keeps the p99 of "
+          f"{', '.join(ld['slo_classes'])} within {ld.get('slo_factor', 2)}x the unloaded p99 and cancels no job; "
+          f"median of the repetitions, [95% bootstrap interval].", ""]
+    for v in dict.fromkeys(x["variant"] for x in res):
+        mine = [x for x in res if x["variant"] == v]
+        slo = mine[0]["slo"]
+        md += [f"### {mine[0]['variant_label'] or v or 'all runs'}", "",
+               "SLO: " + ", ".join(f"{c} {sweep.fmt_ns(t)}" for c, t in slo.items()), "",
+               f"| policy | capacity ({unit}) | achieved at capacity | reps |", "|---|---|---|---|"]
+        for x in mine:
+            ach = f"{x['achieved']:.0f}" if x["achieved"] is not None else "-"
+            md.append(f"| {x['policy']} | {x['capacity']:g} [{x['low']:g}..{x['high']:g}] | {ach} | {x['reps']} |")
+        ref = mine[0]
+        said = [sbstats.order(x["policy"], (x["capacity"], x["low"], x["high"]), ref["policy"],
+                              (ref["capacity"], ref["low"], ref["high"]), x["reps"], ref["reps"]) for x in mine[1:]]
+        md += ["", f"Against {ref['policy']}: " + "; ".join(
+            f"{x['policy']}: {s}" if s == sbstats.NO_DIFFERENCE else s for x, s in zip(mine[1:], said)), ""]
+    with open(os.path.join(exp_dir, "capacity.md"), "w") as f:
+        f.write("\n".join(md) + "\n")
+    return "\n".join(md)
+
+
+def plot(exp_dir, rows, res, ld):
+    """Per variant: p99 / SLO against the offered rate, one panel per class (at most four)."""
+    pngs = []
+    unit = ld.get("offered_unit", ld["param"])
+    classes = ld["slo_classes"][:4]
+    for v in dict.fromkeys(x["variant"] for x in res):
+        mine = [r for r in rows if (r.get("variant") or "") == v]
+        slo = next(x["slo"] for x in res if x["variant"] == v)
+        ncols = min(2, len(classes))
+        nrows = -(-len(classes) // ncols)
+        with plt.rc_context({"font.size": 9}):
+            fig, axes = plt.subplots(nrows, ncols, squeeze=False, figsize=(7.0, 2.6 * nrows + 0.8))
+            for ax, c in zip(axes.flat, classes):
+                for i, p in enumerate(ld["policies"]):
+                    pr = [r for r in mine if r["policy"] == p and r.get(f"classes.{c}.p99") is not None]
+                    if not pr:
+                        continue
+                    rates = sorted({r["rate"] for r in pr})
+                    med = [np.median([r[f"classes.{c}.p99"] / slo[c] for r in pr if r["rate"] == x]) for x in rates]
+                    ax.plot(rates, med, marker="o", ms=3, lw=1, label=p, color=plt.cm.tab10(i % 10))
+                ax.axhline(1.0, color="black", lw=0.8, ls="--")
+                ax.set_yscale("log")  # past the knee p99 grows by orders of magnitude
+                ax.set_xlabel(f"offered load ({unit})")
+                ax.set_ylabel(f"{c} p99 / SLO ({sweep.fmt_ns(slo[c])}), log scale")
+            for ax in axes.flat[len(classes):]:
+                ax.set_visible(False)
+            handles, names = axes.flat[0].get_legend_handles_labels()
+            label = next(x["variant_label"] for x in res if x["variant"] == v) or v
+            reps = max(x["reps"] for x in res if x["variant"] == v)
+            fig.suptitle("\n".join(textwrap.wrap(
+                f"capacity sweep{', ' + label if label else ''}: p99 against {ld.get('slo_factor', 2)}x the unloaded "
+                f"p99; medians of {sweep.plural(reps, 'repetition')}; dashed: the SLO", 100)), fontsize=9)
+            fig.tight_layout(rect=(0, 0.07, 1, 1))
+            fig.legend(handles, names, loc="lower center", ncol=min(len(names), 9), fontsize=8, frameon=False)
+            pngs.append(save(fig, exp_dir, f"capacity-{v}" if v else "capacity"))
+    return pngs
+
+
+def run(exp_dir, ld):
+    rows = sweep.read_rows(os.path.join(exp_dir, "runs.csv"))
+    if not rows:
+        die(f"{exp_dir}/runs.csv has no runs")
+    res = analyse(rows, ld)
+    text = write(exp_dir, res, ld)
+    return text, plot(exp_dir, rows, res, ld)
+
+
+def main():
+    ap = argparse.ArgumentParser(description="capacity per policy from a collected load sweep")
+    ap.add_argument("dir", help="the experiment's directory (holding runs.csv)")
+    ap.add_argument("--description", help="its sweeps/*.json (default: sweeps/<directory name>.json)")
+    a = ap.parse_args()
+    desc = a.description or os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "sweeps",
+                                         os.path.basename(os.path.normpath(a.dir)) + ".json")
+    d = sweep.load_description(desc)
+    if "load" not in d or "slo_classes" not in d["load"]:
+        die(f"{desc} is not a load sweep with slo_classes")
+    text, pngs = run(a.dir, d["load"])
+    print(text)
+    for p in pngs:
+        print(p)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
