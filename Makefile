@@ -23,7 +23,7 @@ RUN ?=
 PKG_CFLAGS = $(shell pkg-config --cflags liburcu-cds liburcu-memb hwloc zlib 2>/dev/null)
 PKG_LIBS = $(shell pkg-config --libs liburcu-cds liburcu-memb hwloc zlib 2>/dev/null) -lm
 
-WARN := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wno-unused-parameter
+WARN := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wno-unused-parameter -Werror=implicit-function-declaration
 BASE_CFLAGS := -std=c11 -D_GNU_SOURCE -pthread -g $(WARN) $(PKG_CFLAGS)
 
 CORE_SRC := $(wildcard core/*.c)
@@ -32,10 +32,10 @@ WORKLOAD_SRC := $(wildcard workloads/*.c)
 LIB_SRC := $(CORE_SRC) $(POLICY_SRC) $(WORKLOAD_SRC)
 HDRS := $(wildcard core/*.h policies/*.h workloads/*.h harness/*.h)
 
-.PHONY: all deps test check unit canaries stress clang valgrind bench bench-core clean help schedbed compare plot sweep peers reproduce sweep-test sim-test validate-sim calibrate metg fuzz fuzz-slice
+.PHONY: all deps test check layers unit canaries stress clang valgrind bench bench-core clean help schedbed compare plot sweep peers reproduce sweep-test sim-test validate-sim calibrate metg fuzz fuzz-slice
 
-## all         build the library (make schedbed for the program)
-all: deps $(B)/release/libschedbed.a
+## all         build the program, build/release/schedbed (what a plain `make` does), and its library
+all: deps $(B)/release/schedbed
 
 ## deps        install the Debian packages the project needs (only those missing; every target runs it)
 deps:
@@ -61,6 +61,8 @@ ASAN_FLAGS := -O1 -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sani
 CLANG_FLAGS := -O2 -Werror
 $(B)/clang/%: CC := clang
 
+# Policies see the core's own fields of jobs and tasks under names that say so (core/sb.h).
+$(foreach v,release tsan asan clang,$(eval $(B)/$(v)/policies/%.o: BASE_CFLAGS += -DSB_POLICY_SIDE))
 $(eval $(call variant,release,$$(RELEASE_FLAGS)))
 # -Wno-tsan: ThreadSanitizer does not model standalone fences. Every access the core's fences
 # order is itself atomic (worker state, queue indices), so the sanitizer reports no false race
@@ -107,7 +109,7 @@ TEST_SRC := $(wildcard tests/*.c)
 
 # Test sources are compiled without LTO: Criterion registers tests in ELF sections that
 # link-time optimisation would discard as unused. The library is still linked with LTO.
-$(B)/tests/%.o: tests/%.c tests/common.h $(HDRS) | deps
+$(B)/tests/%.o: tests/%.c $(wildcard tests/*.h) $(HDRS) | deps
 	@mkdir -p $(dir $@)
 	$(CC) $(BASE_CFLAGS) -O2 -Wno-missing-field-initializers -c $< -o $@
 
@@ -167,6 +169,7 @@ valgrind: deps $(SCHEDBED)
 CHECK_SKIP := cli/interrupts_anywhere_leave_nothing_half_made|cli/plot_run_makes_pngs|cli/sleeping_between_polls_is_no_stall|\
 	cli/overloaded_runs_end_after_the_drain|cli/livelock_ends_as_starvation|cli/listed_defaults_and_ranges_are_accepted
 check: deps
+	$(PYTHON) scripts/layers.py
 	@$(MAKE) --no-print-directory -j2 $(B)/tests/schedbed-tests $(B)/asan/canary $(B)/tsan/canary
 	$(B)/tests/schedbed-tests --jobs 2 --filter '!($(CHECK_SKIP))'
 	tests/canary/run.sh asan $(B)/asan/canary
@@ -174,7 +177,7 @@ check: deps
 
 # make test: every build first (two compilers at a time), then each step in turn with a header
 # line and the time so far; the first failing step ends it.
-TEST_STEPS := unit stress model-check sweep-test sim-test fuzz-slice clang valgrind
+TEST_STEPS := layers unit stress model-check sweep-test sim-test fuzz-slice clang valgrind
 TEST_BUILDS = $(B)/release/schedbed $(B)/tests/schedbed-tests $(foreach v,tsan asan,$(B)/$(v)/stress $(B)/$(v)/schedbed \
 	$(B)/$(v)/canary) $(B)/clang/schedbed
 ## test        everything CI runs: builds, the Criterion suite, sanitizer canaries and stress runs, the model check, the sweep tests, the simulator tests, a fuzz slice, clang and valgrind
@@ -187,6 +190,10 @@ test: deps
 		$(MAKE) --no-print-directory $$s UNIT_ARGS=--verbose || { echo "== test: $$s FAILED after $$(( $$(date +%s) - start )) s"; exit 1; }; \
 	done; \
 	echo "== test: every step passed in $$(( $$(date +%s) - start )) s"
+
+## layers      the floors (core < policies, workloads < harness; no include back up, no policy reaching the core's private headers) and no cycle in core/ but task.c <-> job.c
+layers:
+	$(PYTHON) scripts/layers.py
 
 ## sweep-test  manifests, the local runner and collect, METG's sweep through them (tests/sweeps/), then a real single-node Slurm running a manifest as a job array
 sweep-test: deps $(B)/release/schedbed $(B)/release/patterns_tbb

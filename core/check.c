@@ -17,26 +17,9 @@
  * reports failure (sb_rt_failure, sb_job_wait returning false), so the harness ends the run
  * with the task, job, worker and invariant named.
  */
-#include <stdarg.h>
 #include <stdio.h>
 
 #include "rt.h"
-
-enum { CS_FREE = 0, CS_QUEUED = 1, CS_RUNNING = 2, CS_PARKED = 3 };
-
-void sb_fail(struct sb_rt *rt, const char *fmt, ...)
-{
-	/* acq_rel: one thread writes the message */
-	if (atomic_exchange_explicit(&rt->fail_claim, 1, memory_order_acq_rel))
-		return;
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(rt->failure, sizeof rt->failure, fmt, ap);
-	va_end(ap);
-	/* release: pairs with the acquire in sb_rt_failure, which then reads the text */
-	atomic_store_explicit(&rt->failed, 1, memory_order_release);
-	fprintf(stderr, "schedbed: %s\n", rt->failure);
-}
 
 static const char *who(const struct sb_thread *tc, char *buf, size_t len)
 {
@@ -51,9 +34,9 @@ bool sb_check_run_begin(struct sb_thread *tc, struct sb_task *t)
 {
 	struct sb_rt *rt = tc->rt;
 	char w[48];
-	uint32_t expect = CS_QUEUED;
+	uint32_t expect = SB_CS_QUEUED;
 	/* acq_rel: two threads starting the same task cannot both win */
-	if (!atomic_compare_exchange_strong_explicit(&t->cstate, &expect, CS_RUNNING, memory_order_acq_rel,
+	if (!atomic_compare_exchange_strong_explicit(&t->cstate, &expect, SB_CS_RUNNING, memory_order_acq_rel,
 						     memory_order_relaxed)) {
 		sb_fail(rt, "invariant 'each task runs exactly once' violated: task %llu of job %llu started on %s "
 			"in state %u (expected queued)", (unsigned long long)t->seq, (unsigned long long)t->job->id,
@@ -107,5 +90,5 @@ void sb_check_doomed(struct sb_thread *tc, struct sb_task *t)
 void sb_check_run_end(struct sb_thread *tc, struct sb_task *t)
 {
 	(void)tc;
-	atomic_store_explicit(&t->cstate, CS_FREE, memory_order_relaxed);
+	atomic_store_explicit(&t->cstate, SB_CS_FREE, memory_order_relaxed);
 }

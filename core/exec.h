@@ -45,7 +45,7 @@ extern "C" {
 struct sb_thread;
 
 /* What a thread keeps for itself: the core's context (sb_self) and one slot for a workload
- * (workloads/common.c's task counter block and its generation). */
+ * (workloads/clients.c's task counter block and its generation). */
 struct sb_tls {
 	struct sb_thread *self;
 	void *wl_ptr;

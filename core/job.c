@@ -22,7 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "rt.h"
+#include "thread.h"
 
 SB_ASSERT_MALLOC_ALIGNED(struct sb_job);
 SB_ASSERT_MALLOC_ALIGNED(struct sb_hist);
@@ -229,6 +229,14 @@ void sb_job_sub(struct sb_thread *tc, struct sb_job *j, int64_t n)
 		teardown_now(tc, j);
 	else
 		submit_teardown_task(tc, j);
+}
+
+bool sb_job_try_lock_txn(struct sb_job *j)
+{
+	if (!sb_txn_try_lock(j->txn))
+		return false;
+	j->holds_txn_lock = true; /* teardown_now unlocks */
+	return true;
 }
 
 void sb_job_request_teardown(struct sb_job *j)

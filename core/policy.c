@@ -8,8 +8,10 @@
  *   - check mode validates what a policy returns (placements in range, tasks that were
  *     really queued, markers never leaking to the core).
  */
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "rt.h"
 
@@ -45,7 +47,7 @@ static SB_COLD struct sb_task *check_returned(struct sb_rt *rt, struct sb_task *
 		return NULL;
 	}
 	uint32_t cs = atomic_load_explicit(&t->cstate, memory_order_relaxed);
-	if (cs != 1) {
+	if (cs != SB_CS_QUEUED) {
 		sb_fail(rt, "invariant 'each task runs exactly once' violated: policy %s returned task %llu of job "
 			"%llu from %s to worker %u in state %u (expected queued)", rt->ops->name,
 			(unsigned long long)t->seq, (unsigned long long)t->job->id, op, self, cs);
@@ -68,7 +70,7 @@ int sb_policy_create(struct sb_rt *rt, const void *params, char *err, size_t err
 		rt->pparams = calloc(1, ops->params_size);
 		if (!rt->pparams) {
 			snprintf(err, errlen, "out of memory");
-			return -1;
+			return -ENOMEM;
 		}
 		if (params)
 			memcpy(rt->pparams, params, ops->params_size);
@@ -76,9 +78,35 @@ int sb_policy_create(struct sb_rt *rt, const void *params, char *err, size_t err
 			sb_param_defaults(ops->params, rt->pparams);
 	}
 	int e = ops->create(rt, rt->pparams, &rt->pstate, err, errlen);
+	if (e > 0 || e < -4095) {
+		snprintf(err, errlen, "policy %s broke the contract 'create returns 0 or a negative errno': it returned %d",
+			 ops->name, e);
+		return -EPROTO;
+	}
 	if (e && !*err)
-		snprintf(err, errlen, "policy %s could not start (error %d)", ops->name, e);
+		snprintf(err, errlen, "policy %s could not start: %s", ops->name, strerror(-e));
 	return e;
+}
+
+int sb_policy_error(char *err, size_t errlen, int neg_errno, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+	return neg_errno < 0 ? neg_errno : -EPROTO;
+}
+
+void sb_policy_fatal(const struct sb_rt *rt, int neg_errno, const char *fmt, ...)
+{
+	char msg[512];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "schedbed: policy %s: %s (%s)\n", rt->ops->name, msg, strerror(-neg_errno));
+	fflush(stderr);
+	_exit(1); /* other threads are running: no atexit handlers, no half-written result moved into place */
 }
 
 void sb_policy_destroy(struct sb_rt *rt)
@@ -190,11 +218,6 @@ void sb_policy_txn_fini(struct sb_rt *rt, struct sb_txn *x)
 size_t sb_policy_queued(const struct sb_rt *rt, int w)
 {
 	return rt->ops->queued && rt->pstate ? rt->ops->queued(rt->pstate, w) : 0;
-}
-
-size_t sb_rt_queued(const struct sb_rt *rt, int w)
-{
-	return sb_policy_queued(rt, w);
 }
 
 void sb_rt_policy_stats(const struct sb_rt *rt, void (*emit)(void *ctx, const char *key, double v), void *ctx)

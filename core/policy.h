@@ -20,6 +20,8 @@
 #ifndef SB_POLICY_H
 #define SB_POLICY_H
 
+#include <errno.h>
+
 #include "param.h"
 #include "sb.h"
 
@@ -200,5 +202,31 @@ uint64_t sb_rand(void);
 unsigned sb_worker_distance(const struct sb_rt *rt, unsigned a, unsigned b);
 /* The runtime parameter block (read-only). */
 const struct sb_config *sb_rt_config(const struct sb_rt *rt);
+
+/* ---- errors ----
+ * A policy reports an error one way: a negative errno that says its kind (-ENOMEM: out of a
+ * resource, the run failed; -EINVAL, -ERANGE: a value refused, bad input) with a one-line
+ * message. The harness picks the exit status from the errno, never from the text. */
+
+/* For the callbacks that return an error (create, txn_init): writes the message to err and
+ * returns neg_errno, e.g. `return sb_policy_error(err, errlen, -ENOMEM, "out of memory");`. */
+int sb_policy_error(char *err, size_t errlen, int neg_errno, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+/* For a callback that can neither return an error nor go on (job_start or submit out of
+ * memory): prints "schedbed: policy NAME: message (errno's text)" and ends the process with
+ * the failed-run status 1. Never abort(): a policy's failure is a result, not a crash. */
+__attribute__((noreturn, cold, format(printf, 3, 4)))
+void sb_policy_fatal(const struct sb_rt *rt, int neg_errno, const char *fmt, ...);
+
+/* Whether j was cancelled. relaxed: a hint for skipping its queued tasks sooner; the core
+ * drops them itself as they surface. */
+static inline bool sb_job_cancelled(const struct sb_job *j)
+{
+	return atomic_load_explicit(&j->SB_CORE_OWNED(flags), memory_order_relaxed) & SB_JF_CANCELLED;
+}
+
+/* Jobs: hybrid's serial path runs a job holding its transaction's lock. Try the lock for j's
+ * transaction; on success the core releases it at j's teardown. */
+bool sb_job_try_lock_txn(struct sb_job *j);
 
 #endif

@@ -78,6 +78,9 @@ _Static_assert(offsetof(struct sb_thread, worker) == offsetof(struct sb_thread_p
 	       offsetof(struct sb_thread, preferred) == offsetof(struct sb_thread_pub, preferred),
 	       "struct sb_thread must start with struct sb_thread_pub");
 
+/* A task's check-mode state (t->cstate): check.c verifies each start finds it QUEUED. */
+enum sb_check_state { SB_CS_FREE = 0, SB_CS_QUEUED = 1, SB_CS_RUNNING = 2, SB_CS_PARKED = 3 };
+
 /* SB_W_SEARCH: woken to search; the waker has already counted the worker in nsearching. */
 enum sb_worker_state { SB_W_ACTIVE = 0, SB_W_SUSPENDED = 1, SB_W_SEARCH = 2 };
 
@@ -115,7 +118,6 @@ struct sb_txn {
 	void *pdata;               /* policy state (txn_init) */
 	struct sb_rt *rt;
 	struct cds_lfht_node *hnode; /* entry in the transaction map */
-	bool ended;
 };
 
 struct sb_slab {
@@ -193,18 +195,9 @@ struct sb_rt {
 	uint64_t chaos_seed;
 };
 
-/* ---- internal functions shared between core files ---- */
+/* ---- internal functions shared between core files (idle.h and thread.h have the rest) ---- */
 
 /* task.c */
-__attribute__((noreturn, cold)) void sb_not_attached(void);
-/* The caller's context, or abort: inline, so the hot path pays one load and one test. */
-static inline struct sb_thread *sb_tc(void)
-{
-	struct sb_thread *tc = sb_self;
-	if (__builtin_expect(!tc, 0))
-		sb_not_attached();
-	return tc;
-}
 void sb_run(struct sb_thread *tc, struct sb_task *t, bool stolen);
 void sb_place(struct sb_thread *tc, struct sb_task *t); /* submit through the policy + wake */
 void sb_tok_flush(struct sb_thread *tc);
@@ -225,24 +218,28 @@ void sb_txn_lock(struct sb_thread *tc, struct sb_txn *x);
 void sb_txn_unlock(struct sb_txn *x);
 void sb_txn_unbind(struct sb_txn *x);
 bool sb_txn_try_lock_as(struct sb_thread *tc, struct sb_txn *x);
+/* Find by id (RCU lookup in the transaction map), NULL when absent: tests look into the map. */
+struct sb_txn *sb_txn_find(struct sb_rt *rt, uint64_t id);
 
 /* worker.c */
-void sb_wake_worker(struct sb_rt *rt, unsigned i, bool stealable);
-void sb_wake_searcher(struct sb_rt *rt);
-void sb_thread_init(struct sb_rt *rt, struct sb_thread *tc, enum sb_thread_kind kind, int worker);
-void sb_thread_register(struct sb_rt *rt, struct sb_thread *tc);
+void *sb_worker_main(void *arg); /* a worker thread's body; arg: its struct sb_worker */
+int sb_topology_init(struct sb_rt *rt, char *err, size_t errlen);
+void sb_workers_join(struct sb_rt *rt);
 
 /* watcher.c */
 int sb_watcher_start(struct sb_rt *rt, char *err, size_t errlen);
-void sb_watcher_push(struct sb_rt *rt, struct sb_task *t);
 void sb_watcher_stop(struct sb_rt *rt);
+
+/* monitor.c */
 int sb_monitor_start(struct sb_rt *rt, char *err, size_t errlen);
 void sb_monitor_stop(struct sb_rt *rt);
 void sb_watch_placed(struct sb_thread *tc, struct sb_task *t);  /* a task enters a queue */
 void sb_watch_started(struct sb_thread *tc, struct sb_task *t); /* ... and leaves it (t->wslot) */
 
-/* check.c */
+/* fail.c */
 void sb_fail(struct sb_rt *rt, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* check.c */
 bool sb_check_run_begin(struct sb_thread *tc, struct sb_task *t);
 void sb_check_run_end(struct sb_thread *tc, struct sb_task *t);
 void sb_check_sticky_enter(struct sb_thread *tc, struct sb_task *t);
@@ -280,30 +277,5 @@ static inline void sb_count(struct sb_thread *tc, enum sb_counter c, uint64_t by
 	atomic_store_explicit(&tc->cnt.v[c], v + by, memory_order_relaxed);
 }
 
-/* The producer's half of the wake protocol (worker.c's file comment): work was just published
- * where other workers may take it. With every worker busy this is a compiler barrier and one
- * or two loads of a line nobody writes: no syscall, no RMW, no store. */
-static inline void sb_producer_barrier(const struct sb_rt *rt)
-{
-	if (__builtin_expect(rt->light_producer, 1))
-		atomic_signal_fence(memory_order_seq_cst); /* the sleeper's membarrier orders us */
-	else
-		atomic_thread_fence(memory_order_seq_cst); /* pairs with the sleeper's seq_cst fence */
-}
-
-/* After sb_producer_barrier: wake a searcher if nobody searches and somebody sleeps. */
-static inline void sb_need_searcher(struct sb_rt *rt)
-{
-	/* relaxed: ordered after our push by the producer barrier (with the sleeper's barrier) */
-	if (__builtin_expect(!atomic_load_explicit(&rt->nsearching, memory_order_relaxed) &&
-			     atomic_load_explicit(&rt->nsuspended, memory_order_relaxed), 0))
-		sb_wake_searcher(rt);
-}
-
-static inline void sb_publish(struct sb_rt *rt)
-{
-	sb_producer_barrier(rt);
-	sb_need_searcher(rt);
-}
 
 #endif

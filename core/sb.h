@@ -71,6 +71,18 @@ struct sb_node {
 };
 
 /*
+ * Fields the core owns. Policies are compiled with SB_POLICY_SIDE (the Makefile does it for
+ * policies/), and there these fields carry a name that says whose they are, so a policy that
+ * reads or writes one fails to compile; it goes through core/policy.h's accessors instead
+ * (sb_job_cancelled, sb_job_try_lock_txn). The layout is the same on both sides.
+ */
+#ifdef SB_POLICY_SIDE
+#define SB_CORE_OWNED(field) field##__core_owned_see_policy_h
+#else
+#define SB_CORE_OWNED(field) field
+#endif
+
+/*
  * A task. Allocate with sb_task_new(), fill fn/arg/u/flags, hand over with sb_spawn(). After
  * sb_spawn() the submitting thread must not touch it again (it may already have run and been
  * recycled), except a task parked with SB_BLOCKED, which its owner resumes with sb_task_resume().
@@ -88,10 +100,10 @@ struct sb_task {
 	struct sb_txn *txn;      /* the transaction a sticky task works on (defaults to job's txn) */
 	uint32_t flags;          /* enum sb_task_flags */
 	int32_t pint;            /* policy scratch while the task is queued (e.g. a pending count) */
-	uint64_t seq;            /* unique per submission (check mode only) */
-	_Atomic uint32_t cstate; /* check mode: queued / running / free */
+	uint64_t SB_CORE_OWNED(seq); /* unique per submission (check mode only) */
+	_Atomic uint32_t SB_CORE_OWNED(cstate); /* check mode: queued / running / free */
 	uint16_t cls;            /* copy of job->cls, kept here so traces need not chase the job */
-	uint16_t wslot;          /* core private: the stall watchdog's age slot + 1 while queued */
+	uint16_t SB_CORE_OWNED(wslot); /* the stall watchdog's age slot + 1 while queued */
 };
 
 /* ------------------------------------------------------------------------------------------ */
@@ -176,11 +188,11 @@ struct sb_job {
 	void *pdata;
 
 	/* core private */
-	_Atomic int64_t count;   /* live tasks + tokens cached by threads + holds; 0 = finished */
-	_Atomic uint32_t flags;  /* enum sb_job_flags */
-	_Atomic uint32_t refs;
-	_Atomic uint32_t nr_teardown_runs; /* check mode: must end at exactly 1 */
-	bool holds_txn_lock;     /* hybrid serial job: the txn lock is released after teardown */
+	_Atomic int64_t SB_CORE_OWNED(count); /* live tasks + tokens cached by threads + holds; 0 = finished */
+	_Atomic uint32_t SB_CORE_OWNED(flags); /* enum sb_job_flags */
+	_Atomic uint32_t SB_CORE_OWNED(refs);
+	_Atomic uint32_t SB_CORE_OWNED(nr_teardown_runs); /* check mode: must end at exactly 1 */
+	bool SB_CORE_OWNED(holds_txn_lock); /* hybrid serial job: the txn lock is released after teardown */
 	bool run_inline;         /* set by a policy's job_start: the submitting thread runs the job
 	                            to completion inside sb_job_submit */
 };
@@ -224,12 +236,13 @@ void sb_config_default(struct sb_config *cfg);
 int64_t sb_config_stall_limit(const struct sb_config *cfg);
 
 /*
- * Create a runtime with `policy` and its parameter block `pparams` (as produced by the
- * policy's parameter table; NULL = defaults). Workers start at once. Returns NULL and writes a
- * one-line reason to err on failure (thread creation, bad topology, policy refusal).
+ * Create a runtime in *out with `policy` and its parameter block `pparams` (as produced by the
+ * policy's parameter table; NULL = defaults). Workers start at once. Returns 0, or a negative
+ * errno that says the kind of failure (-EINVAL, -ERANGE: a value refused; -ENOMEM, -EAGAIN,
+ * -EIO: out of a resource) with a one-line reason in err; *out is then NULL.
  */
-struct sb_rt *sb_rt_create(const struct sb_config *cfg, const struct sb_policy_ops *policy,
-			   const void *pparams, char *err, size_t errlen);
+int sb_rt_create(struct sb_rt **out, const struct sb_config *cfg, const struct sb_policy_ops *policy,
+		 const void *pparams, char *err, size_t errlen);
 
 enum sb_stop_mode {
 	SB_STOP_DRAIN,  /* wait for every submitted job to finish normally */
@@ -315,8 +328,6 @@ bool sb_should_yield(void);
 /* A transaction: the sticky word, the (recursive) transaction lock and an entry in the
  * runtime's transaction map. End it only after all its jobs have finished. */
 struct sb_txn *sb_txn_begin(struct sb_rt *rt, uint64_t id);
-/* Find by id (RCU lookup in the transaction map). NULL when absent. */
-struct sb_txn *sb_txn_find(struct sb_rt *rt, uint64_t id);
 void sb_txn_end(struct sb_txn *x);
 uint64_t sb_txn_id(const struct sb_txn *x);
 

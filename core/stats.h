@@ -72,7 +72,7 @@ struct sb_jobrow {
 	uint8_t status;
 };
 
-enum sb_trace_kind { SB_EV_TASK, SB_EV_STEAL, SB_EV_WAKE, SB_EV_SUSPEND };
+enum sb_trace_kind { SB_EV_TASK, SB_EV_WAKE, SB_EV_SUSPEND };
 
 /* One trace event: a task execution (X event) or an instant. */
 struct sb_tev {
@@ -119,8 +119,6 @@ typedef void (*sb_rec_visit_fn)(void *ctx, int worker, unsigned thread_id, const
 void sb_rt_visit_recordings(const struct sb_rt *rt, sb_rec_visit_fn fn, void *ctx);
 /* Policy counters (ops->stats), forwarded. */
 void sb_rt_policy_stats(const struct sb_rt *rt, void (*emit)(void *ctx, const char *key, double v), void *ctx);
-/* Approximate queued tasks for worker w (-1: shared queues), via the policy. */
-size_t sb_rt_queued(const struct sb_rt *rt, int w);
 /* Number of task slabs allocated so far (memory bound checks). */
 uint64_t sb_rt_task_slabs(const struct sb_rt *rt);
 

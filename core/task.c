@@ -16,35 +16,14 @@
  * flushed before that thread runs anything else or goes idle, so completion is seen as soon
  * as it would be with per-task counting.
  *
- * Does not own: where tasks go (the policy, through core/policy.c), idling (worker.c),
+ * Does not own: where tasks go (the policy, through core/policy.c), idling and wake-ups (idle.c),
  * teardown (job.c).
  */
 #include <stdlib.h>
 #include <string.h>
 
-#include "rt.h"
-
-struct sb_thread *sb_thread_self(void)
-{
-	return sb_self;
-}
-
-void sb_not_attached(void)
-{
-	fprintf(stderr, "%s:%d: schedbed core called from a thread that is not attached "
-		"(call sb_thread_attach first)\n", __FILE__, __LINE__);
-	abort();
-}
-
-int sb_self_worker(void)
-{
-	return sb_self ? sb_self->worker : -1;
-}
-
-struct sb_task *sb_current_task(void)
-{
-	return sb_self ? sb_self->current : NULL;
-}
+#include "idle.h"
+#include "thread.h"
 
 /* ---- task memory ---- */
 
@@ -250,7 +229,7 @@ static void place_note(struct sb_thread *tc, struct sb_task *t)
 		return;
 	if (!(t->flags & SB_TF_AGAIN))
 		t->seq = atomic_fetch_add_explicit(&rt->task_seq, 1, memory_order_relaxed) + 1;
-	atomic_store_explicit(&t->cstate, 1, memory_order_relaxed);
+	atomic_store_explicit(&t->cstate, SB_CS_QUEUED, memory_order_relaxed);
 	if (atomic_load_explicit(&t->job->flags, memory_order_acquire) & SB_JF_CANCELLED)
 		t->flags |= SB_TF_DOOMED;
 }
@@ -315,9 +294,9 @@ void sb_task_resume(struct sb_task *t)
 {
 	struct sb_thread *tc = sb_tc();
 	if (tc->rt->cfg.check) {
-		/* acq_rel: pairs with the CAS in finish(); 2 = its body is returning SB_BLOCKED */
-		uint32_t was = atomic_exchange_explicit(&t->cstate, 1, memory_order_acq_rel);
-		if (was != 2 && was != 3)
+		/* acq_rel: pairs with the CAS in finish(); RUNNING = its body is returning SB_BLOCKED */
+		uint32_t was = atomic_exchange_explicit(&t->cstate, SB_CS_QUEUED, memory_order_acq_rel);
+		if (was != SB_CS_RUNNING && was != SB_CS_PARKED)
 			sb_fail(tc->rt, "invariant 'resume only blocked tasks' violated: task %llu of job %llu "
 				"resumed by thread %u while not blocked (state %u)", (unsigned long long)t->seq,
 				(unsigned long long)t->job->id, tc->id, was);
@@ -398,8 +377,8 @@ static SB_COLD void finish(struct sb_thread *tc, struct sb_task *t, struct sb_jo
 		 * (running -> parked), so a resume that came first (parked or running -> queued) wins. */
 		sb_count(tc, SB_C_BLOCKED, 1);
 		if (rt->cfg.check) {
-			uint32_t running = 2;
-			atomic_compare_exchange_strong_explicit(&t->cstate, &running, 3, memory_order_acq_rel,
+			uint32_t running = SB_CS_RUNNING;
+			atomic_compare_exchange_strong_explicit(&t->cstate, &running, SB_CS_PARKED, memory_order_acq_rel,
 								memory_order_relaxed);
 		}
 		break;
@@ -426,7 +405,9 @@ static SB_COLD void drop(struct sb_thread *tc, struct sb_task *t)
 }
 
 /* Everything the fast path leaves out: teardown tasks, cancellation, conditional and sticky
- * tasks, check mode, tracing and the monitor's bookkeeping. */
+ * tasks, check mode, tracing and the monitor's bookkeeping. Longer than 60 lines on purpose:
+ * the order of these steps around the body is what check mode verifies, and it reads top to
+ * bottom here; each step that has a body of its own is already a function. */
 static SB_COLD void run_slow(struct sb_thread *tc, struct sb_task *t, bool stolen)
 {
 	struct sb_rt *rt = tc->rt;

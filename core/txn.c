@@ -22,7 +22,7 @@
 #include <urcu/urcu-memb.h>
 #include <urcu/rculfhash.h>
 
-#include "rt.h"
+#include "thread.h"
 
 #define TXN_UNBOUND 0xffffffffull
 
@@ -150,7 +150,6 @@ void sb_txn_end(struct sb_txn *x)
 	if (rt->cfg.check && (atomic_load_explicit(&x->sticky, memory_order_relaxed) >> 32))
 		sb_fail(rt, "transaction %llu ended with sticky tasks still queued or running",
 			(unsigned long long)sb_txn_id(x));
-	x->ended = true;
 	sb_policy_txn_fini(rt, x);
 	urcu_memb_read_lock();
 	int gone = cds_lfht_del(rt->txns, &e->node);

@@ -312,15 +312,21 @@ static void result_free(struct bench_result *r)
 	free((char *)r->failure);
 }
 
-/* A runtime or workload that could not start: a resource problem is a failed run (1); anything
- * else is a value the policy, core or workload refused, i.e. bad input (2). */
-static int start_failure_status(const char *err)
+/* A runtime or workload that could not start, by its negative errno: a value the policy, core or
+ * workload refused is bad input (2); anything else (out of memory, threads, the topology) is a
+ * failed run (1). */
+static int start_failure_status(int e)
 {
-	static const char *const resource[] = { "out of memory", "cannot create", "cannot initialise", "hwloc: cannot" };
-	for (size_t i = 0; i < sizeof resource / sizeof resource[0]; i++)
-		if (strstr(err, resource[i]))
-			return BENCH_EXIT_FAIL;
-	return BENCH_EXIT_USAGE;
+	switch (-e) {
+	case EINVAL:
+	case ERANGE:
+	case E2BIG:
+	case EDOM:
+	case ENOENT:
+		return BENCH_EXIT_USAGE;
+	default:
+		return BENCH_EXIT_FAIL;
+	}
 }
 
 /* ---- writing ---- */
@@ -379,11 +385,12 @@ int bench_run(struct bench_opts *o)
 	}
 
 	r.t0 = sb_now_ns();
-	struct sb_rt *rt = sb_rt_create(&o->core, o->policy, o->pparams, err, sizeof err);
-	if (!rt) {
+	struct sb_rt *rt;
+	int e = sb_rt_create(&rt, &o->core, o->policy, o->pparams, err, sizeof err);
+	if (e) {
 		bench_out_abandon();
 		bench_error("cannot start policy %s: %s", o->policy->name, err);
-		return start_failure_status(err);
+		return start_failure_status(e);
 	}
 	r.nworkers = sb_rt_nworkers(rt);
 	/* after every check of the input: jogasaki's default of 5 workers stays the default, and on a
@@ -408,12 +415,12 @@ int bench_run(struct bench_opts *o)
 	 * jobs its clients submit at once */
 	if (o->p.warmup == 0)
 		window_open(rt, &r, &win, start);
-	if (o->workload->start(&env, o->wparams, &wst, err, sizeof err) != 0) {
+	if ((e = o->workload->start(&env, o->wparams, &wst, err, sizeof err)) != 0) {
 		atomic_store(&stop, true);
 		sb_rt_destroy(rt);
 		bench_out_abandon();
 		bench_error("cannot start workload %s: %s", o->workload->name, err);
-		return start_failure_status(err);
+		return start_failure_status(e);
 	}
 	struct progress pg = { .on = !o->quiet, .tty = isatty(STDERR_FILENO), .next = start + 1000000000ull,
 			       .last_t = start };

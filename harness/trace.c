@@ -107,7 +107,7 @@ static void event(FILE *f, const struct bench_opts *o, const struct sb_tev *e, i
 			tid, ts, dur);
 		return;
 	default: {
-		bool stolen = e->stolen || e->kind == SB_EV_STEAL;
+		bool stolen = e->stolen;
 		fprintf(f, ",\n{\"ph\":\"X\",\"pid\":1,\"tid\":%d,\"name\":", tid);
 		char name[96];
 		snprintf(name, sizeof name, "%s%s", bench_class_name(o->workload, e->cls), stolen ? " (stolen)" : "");

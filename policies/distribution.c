@@ -33,16 +33,9 @@
  */
 #include <stdlib.h>
 
-#include "stealing.h"
+#include "distribution_impl.h"
 
-enum { DIST_MODE, DIST_DEDICATED };
 static const char *const distributor_names[] = { "mode", "dedicated", NULL };
-
-struct distribution_params {
-	struct ws_params ws;
-	int distributor; /* DIST_* */
-	int64_t distributor_poll_us;
-};
 
 #define P struct distribution_params
 static const struct sb_param distribution_param_table[] = {
@@ -54,38 +47,6 @@ static const struct sb_param distribution_param_table[] = {
 	SB_PARAM_END,
 };
 #undef P
-
-#define NOBODY (-1)
-
-/* Per worker. `in_mode` is written by that worker only; `handed` is raised by the distributor
- * when it hands the worker a task and lowered by the worker's next pop. */
-struct dist_worker {
-	_Alignas(SB_CACHELINE) bool in_mode; /* this worker is the distributor */
-	_Atomic bool handed;                 /* holds a hand-off it has not looked for yet */
-};
-
-/*
- * Shared state. `distributor` is CASed by idle workers entering the mode and stored by the one
- * leaving it; `in_mode` and the counters are touched by whoever is (or was) the distributor and
- * read by stats. Nothing here is held across a call.
- */
-struct distribution {
-	struct ws *ws;
-	struct sb_rt *rt;
-	unsigned n;
-	bool dedicated;
-	uint64_t poll_us;
-	struct dist_worker *w;
-	_Alignas(SB_CACHELINE) _Atomic int distributor; /* worker in the mode, or NOBODY */
-	_Atomic int in_mode;                            /* workers between enter and leave */
-	_Atomic uint64_t nr_enter, nr_exit, nr_handoff, nr_ran, nr_overlap;
-};
-
-static void count(_Atomic uint64_t *c)
-{
-	/* relaxed: a statistic; distributors follow each other, so this is an RMW */
-	atomic_fetch_add_explicit(c, 1, memory_order_relaxed);
-}
 
 static void distribution_destroy(void *st)
 {
@@ -102,8 +63,7 @@ static int distribution_create(struct sb_rt *rt, const void *params, void **stat
 	unsigned n = sb_nworkers(rt);
 	if (!d || !(d->w = sb_alloc_lines(n * sizeof *d->w))) {
 		free(d);
-		snprintf(err, errlen, "out of memory");
-		return -1;
+		return sb_policy_error(err, errlen, -ENOMEM, "out of memory");
 	}
 	d->rt = rt;
 	d->n = n;
@@ -113,176 +73,13 @@ static int distribution_create(struct sb_rt *rt, const void *params, void **stat
 	atomic_init(&d->distributor, d->dedicated ? 0 : NOBODY);
 	atomic_init(&d->in_mode, d->dedicated ? 1 : 0);
 	d->w[0].in_mode = d->dedicated;
-	if (ws_create(rt, &p->ws, &d->ws, err, errlen)) {
+	int e = ws_create(rt, &p->ws, &d->ws, err, errlen);
+	if (e) {
 		distribution_destroy(d);
-		return -1;
+		return e;
 	}
 	*state = d;
 	return 0;
-}
-
-/* (e): enter the mode if nobody is in it. */
-static bool try_enter(struct distribution *d, unsigned self)
-{
-	int nobody = NOBODY;
-	/* acquire: pairs with the release store in leave(), so the in_mode decrement of the last
-	 * distributor is seen by the increment below */
-	if (!atomic_compare_exchange_strong_explicit(&d->distributor, &nobody, (int)self, memory_order_acquire,
-						     memory_order_relaxed))
-		return false;
-	/* relaxed: ordered after the previous leave() by the CAS above; a non-zero value here means
-	 * two workers are in the mode at once */
-	if (atomic_fetch_add_explicit(&d->in_mode, 1, memory_order_relaxed) != 0)
-		count(&d->nr_overlap);
-	d->w[self].in_mode = true;
-	count(&d->nr_enter);
-	return true;
-}
-
-static void leave(struct distribution *d, unsigned self)
-{
-	d->w[self].in_mode = false;
-	atomic_fetch_sub_explicit(&d->in_mode, 1, memory_order_relaxed);
-	/* release: pairs with the acquire CAS in try_enter */
-	atomic_store_explicit(&d->distributor, NOBODY, memory_order_release);
-	count(&d->nr_exit);
-}
-
-/* Another worker that is not deactivated (a snapshot: the core's own count). The caller may
- * itself be counted as suspended -- the core runs the idle step again in suspend(), after the
- * worker has announced it -- and must not be counted twice (models/distribution.pml). */
-static bool others_active(const struct distribution *d, unsigned self)
-{
-	unsigned resting = sb_nsuspended(d->rt);
-	if (resting && sb_worker_suspended(d->rt, self))
-		resting--;
-	return resting + 1 < d->n;
-}
-
-/* The worker placement would choose, moved off worker 0 when it is the dedicated distributor. */
-static int distribution_submit(void *st, struct sb_thread *caller, struct sb_task *t)
-{
-	struct distribution *d = st;
-	if (!d->dedicated)
-		return ws_submit(d->ws, caller, t);
-	unsigned w = ws_pick(d->ws, caller, t);
-	if (w == 0)
-		w = 1 + (unsigned)(sb_rand() % (d->n - 1));
-	return ws_submit_to(d->ws, w, caller, t);
-}
-
-/* (c) */
-static struct sb_task *distribution_pop(void *st, unsigned self)
-{
-	struct distribution *d = st;
-	struct dist_worker *me = &d->w[self];
-	struct sb_task *t = ws_pop(d->ws, self);
-	/* relaxed: a hint for the distributor's sweep (see steal_for_handoff). Lowered only once
-	 * this worker has taken a task: lowered before the pop looks, the distributor could steal
-	 * the handed task back in between and hand it on again, for ever (models/distribution.pml,
-	 * defect-dist-bounce) */
-	if (t && atomic_load_explicit(&me->handed, memory_order_relaxed))
-		atomic_store_explicit(&me->handed, false, memory_order_relaxed);
-	/* work of its own: this worker is not idle any more, so it stops distributing */
-	if (t && me->in_mode && !d->dedicated)
-		leave(d, self);
-	return t;
-}
-
-/* (d): the distributor's stealing is (i), in idle; everyone else steals as in stealing. */
-static struct sb_task *distribution_steal(void *st, unsigned self)
-{
-	struct distribution *d = st;
-	return d->w[self].in_mode ? NULL : ws_steal(d->ws, self);
-}
-
-/* (i): one task from the other workers' LTQs, sweeping from self+1. A worker that was just
- * handed a task and has not popped since is passed over: taking that task back before its new
- * owner wakes would only hand it on again and cost a second wake-up. */
-static struct sb_task *steal_for_handoff(struct distribution *d, unsigned self)
-{
-	for (unsigned k = 1; k < d->n; k++) {
-		unsigned v = (self + k) % d->n;
-		if (atomic_load_explicit(&d->w[v].handed, memory_order_relaxed))
-			continue;
-		struct sb_task *t = ws_steal_from(d->ws, self, v);
-		if (t)
-			return t;
-	}
-	return NULL;
-}
-
-/* (ii): a deactivated worker other than self, scanning from self+1; -1 when there is none. */
-static int find_deactivated(const struct distribution *d, unsigned self)
-{
-	for (unsigned k = 1; k < d->n; k++) {
-		unsigned v = (self + k) % d->n;
-		if (sb_worker_suspended(d->rt, v))
-			return (int)v;
-	}
-	return -1;
-}
-
-static struct sb_task *distribution_idle(void *st, unsigned self, struct sb_idle *out)
-{
-	struct distribution *d = st;
-	/* the family's hint first: pending conditional tasks cap the suspension */
-	ws_idle(d->ws, self, out);
-	if (d->n < 2)
-		return NULL;
-	if (!d->w[self].in_mode) {
-		/* (e) with (i-3) applied first: with no other worker active there is nothing to
-		 * distribute from or to, and entering would only mean leaving again at once */
-		if (d->dedicated || !others_active(d, self) || !try_enter(d, self))
-			return NULL; /* (f): the core deactivates this worker after its empty rounds */
-	}
-
-	/* (i): take a task from the other workers' LTQs */
-	struct sb_task *t = steal_for_handoff(d, self);
-	if (t) {
-		/* (ii): hand it to a deactivated worker; the core wakes it (out->wake). That worker's
-		 * suspend re-checks its LTQ after its barrier (W) and the wake-up takes the pairing
-		 * barrier (P) before looking at its state (core/worker.c), so the push below is either seen by its
-		 * re-check or answered by the wake: the task cannot sit in a sleeping worker's LTQ. */
-		int v = find_deactivated(d, self);
-		if (v >= 0)
-			atomic_store_explicit(&d->w[v].handed, true, memory_order_relaxed);
-		if (v >= 0 && ws_push(d->ws, (unsigned)v, sb_thread_self(), t) == v) {
-			count(&d->nr_handoff);
-			out->wake = v;
-			out->stay_awake = true;
-			return NULL; /* back to (i) on the next call */
-		}
-		/* (ii-2): nobody is deactivated (or its LTQ is full): leave the mode and run the task
-		 * here. The memo's race: a worker may deactivate right after, with no distributor
-		 * left. Harmless: every queued task sits in some LTQ, and whoever pushed it there
-		 * woke that LTQ's owner (the core's wake-on-push; hand-offs name it in out->wake), so
-		 * an owner never sleeps on a non-empty LTQ. What is lost is only balance: a sleeping
-		 * worker helps again when a placement wakes it, when its worker_suspend_timeout
-		 * passes, or when the next worker that runs dry enters the mode. */
-		count(&d->nr_ran);
-		if (!d->dedicated)
-			leave(d, self);
-		return t;
-	}
-	if (others_active(d, self)) {
-		/* (i-2): another worker is active and may spawn; keep looking (the busy loop) */
-		out->stay_awake = true;
-		return NULL;
-	}
-	/* (i-3): no other worker is active: leave the mode and deactivate. The memo's race: a
-	 * worker woken just after the snapshot above is active with no distributor. Harmless for
-	 * the same reason as (ii-2): it was woken because a task was pushed to its own LTQ, which
-	 * it runs; nothing it spawns is out of reach of its own pops and of other workers' steals.
-	 * The dedicated distributor, which no placement wakes, sleeps at most distributor_poll_us
-	 * so that it comes back to distribute for that worker. */
-	if (d->dedicated) {
-		if (d->poll_us && (!out->max_suspend_us || d->poll_us < out->max_suspend_us))
-			out->max_suspend_us = d->poll_us;
-	} else {
-		leave(d, self);
-	}
-	return NULL;
 }
 
 static size_t distribution_queued(void *st, int w) { return ws_queued(((struct distribution *)st)->ws, w); }

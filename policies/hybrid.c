@@ -47,14 +47,13 @@ static int hybrid_create(struct sb_rt *rt, const void *params, void **state, cha
 {
 	const struct hybrid_params *p = params;
 	struct hybrid *h = calloc(1, sizeof *h);
-	if (!h) {
-		snprintf(err, errlen, "out of memory");
-		return -1;
-	}
+	if (!h)
+		return sb_policy_error(err, errlen, -ENOMEM, "out of memory");
 	h->level = p->lightweight_job_level;
-	if (ws_create(rt, &p->ws, &h->ws, err, errlen)) {
+	int e = ws_create(rt, &p->ws, &h->ws, err, errlen);
+	if (e) {
 		free(h);
-		return -1;
+		return e;
 	}
 	*state = h;
 	return 0;
@@ -75,8 +74,7 @@ static void hybrid_job_start(void *st, struct sb_job *j, struct sb_thread *calle
 	if (!j->force_stealing && j->work_level <= h->level) {
 		if (!j->txn) {
 			mode = MODE_SERIAL;
-		} else if (sb_txn_try_lock(j->txn)) {
-			j->holds_txn_lock = true;
+		} else if (sb_job_try_lock_txn(j)) {
 			mode = MODE_SERIAL;
 		} else {
 			atomic_fetch_add_explicit(&h->nr_lock_busy, 1, memory_order_relaxed);

@@ -2,7 +2,7 @@
  * lanes.c - memo 001's task processing lanes ("タスク実行レーン") on the work-stealing family.
  *
  * Algorithm (memo 001, "タスク実行レーン" (A)-(C)). Every transaction has a lane: its own queue
- * and one occupancy right (struct ws_lane, stealing.h). Lane items are the tasks that work on the
+ * and one occupancy right (struct ws_lane, lane.h). Lane items are the tasks that work on the
  * transaction (SB_TF_STICKY with t->txn); every other task goes through the stealing placement.
  * (A) Submitting an item enqueues it in its lane and (B) tries to take the right, in one step
  * (ws_lane_push); (B-1) the submitter that takes it pushes the lane task (the lane's marker entry)
@@ -16,7 +16,7 @@
  * Invariants: a lane has at most one holder, and only the holder takes items, one per pop of its
  * worker; a worker asks for its next task only after the previous one has returned (an item that
  * yields or is resumed comes back through submit into its lane), so no two items of a lane ever
- * run at once. A lane with items always has a holder (the one-word protocol in stealing.h): its
+ * run at once. A lane with items always has a holder (the one-word protocol in lane.h): its
  * lane task is in some LTQ or in the hand of a worker that returns an item
  * or gives the right back on each pop, and never returns nothing while it holds a lane.
  *
@@ -27,6 +27,7 @@
  */
 #include <stdlib.h>
 
+#include "lane.h"
 #include "stealing.h"
 
 struct lanes_params {
@@ -79,14 +80,14 @@ static int lanes_create(struct sb_rt *rt, const void *params, void **state, char
 	struct lanes *L = sb_alloc_lines(sizeof *L);
 	if (!L || !(L->w = sb_alloc_lines(sb_nworkers(rt) * sizeof *L->w))) {
 		free(L);
-		snprintf(err, errlen, "out of memory");
-		return -1;
+		return sb_policy_error(err, errlen, -ENOMEM, "out of memory");
 	}
 	L->budget = p->lane_budget;
 	L->rt = rt;
-	if (ws_create(rt, &p->ws, &L->ws, err, errlen)) {
+	int e = ws_create(rt, &p->ws, &L->ws, err, errlen);
+	if (e) {
 		lanes_destroy(L);
-		return -1;
+		return e;
 	}
 	*state = L;
 	return 0;

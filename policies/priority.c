@@ -23,22 +23,7 @@
  * it may be waiting for get a turn) and, with yield_to_higher, when a handle of a higher level
  * is waiting, so a VIP job overtakes between two subtasks instead of after a whole job.
  *
- * Dropping a handle races with a submit to the same job. The job's handles are the bits of one
- * word (`free`, a set bit = a marker not out), and a Dekker pair of seq_cst fences decides:
- *   submit: push the subtask;      fence (S); fewer than min(N, queued) out? put one out
- *   drop:   set our bit (release); fence (D); queue not empty? take a bit back, keep serving
- * If (S) comes first in the fences' total order the dropper sees the subtask; if (D) comes
- * first the submitter sees the handle gone. Both may act; the CAS keeps the count at most N.
- * So a job never has queued subtasks and no handle out. A handle taken back whose pop still
- * finds nothing (a producer between claiming its cell and publishing it) stays held, and idle
- * keeps that worker awake until the subtask is there.
- *
- * Cancellation by handle. sb_job_cancel marks the job (core), then job_cancel queues the
- * job's one cancel handle at a level above every priority; whoever takes it hands the job's
- * queued subtasks to the core, which drops them, so a cancelled job's teardown does not wait
- * behind higher-priority work. As in Nebula the job's queued handles are left alone; when they
- * surface they find nothing and are skipped (stale_handles). Subtasks are never discarded
- * here: the job's count, and so its single teardown, needs every one to reach the core.
+ * Cancellation and the per-job state's lifetime: priority_job.c.
  *
  * Teardown and shutdown. A job's first teardown task goes to a front queue served before
  * anything (nothing of its job is left to run, and it carries the response); one that found
@@ -47,13 +32,6 @@
  * count reaches zero, and running subtasks are in that count; the core never interrupts a
  * body, so running subtasks finish before the workers stop (after a CANCEL stop, the queued
  * ones are handed out and dropped). Conditional tasks go to the watcher.
- *
- * Lifetime. Handles may still be queued or held after their job has ended, so the per-job
- * state is reference counted: the job until job_end, one per handle out, and a submitter that
- * does not otherwise keep the job open (the pushed subtask may end the job under it). A handle
- * never touches struct sb_job, which may be freed by then. job_cancel may race with job_end:
- * it enters through job->pword (started bit, ended bit, count of cancellers inside), and
- * job_end leaves the job's reference to the last canceller out.
  *
  * Invariants: a subtask is in exactly one queue and is returned once; at most N subtasks of a
  * job run at once (the cancel handle only feeds the core tasks it drops); a job with queued
@@ -68,16 +46,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../core/policy.h"
-#include "../core/queue.h"
-
-#define PRIORITY_MAX_SERVERS 64 /* a job's handles are the bits of one word */
-
-struct priority_params {
-	int64_t max_priority;
-	int64_t concurrency;
-	bool yield_to_higher;
-};
+#include "priority_impl.h"
 
 #define P struct priority_params
 static const struct sb_param priority_param_table[] = {
@@ -89,225 +58,9 @@ static const struct sb_param priority_param_table[] = {
 };
 #undef P
 
-enum { HANDLE_SERVER, HANDLE_CANCEL }; /* a marker's pint */
-
-/* job->pword while the policy owns it: which of job_start/job_end ran, and cancellers inside */
-#define PW_STARTED (1ull << 62)
-#define PW_ENDED (1ull << 63)
-#define PW_INSIDE (PW_STARTED - 1)
-
-/*
- * Per-job state. The subtask queue is an sb_fifo (any thread pushes, the job's servers pop).
- * `free` is CASed by submitters (put out a handle) and servers (take one back), fetch_or'ed by
- * servers dropping one; `refs` by every owner; `cancel_sent` once by job_cancel. The rest is
- * written in job_start and read-only after.
- */
-struct priority_job {
-	struct sb_fifo q;
-	_Alignas(SB_CACHELINE) _Atomic uint64_t free; /* bit i set: markers[i] is not out */
-	_Atomic unsigned refs;
-	_Atomic bool cancel_sent;
-	unsigned limit;      /* N */
-	unsigned level;      /* index of the handle queue */
-	struct sb_task cancel;
-	struct sb_task markers[];
-};
-
-/* Per worker, owner-only; the counters are stored relaxed by the owner and read by stats. */
-struct priority_worker {
-	_Alignas(SB_CACHELINE) struct sb_task *held; /* the handle this worker serves, or NULL */
-	unsigned held_level;
-	bool fresh;                    /* held handle has not given a subtask yet */
-	bool rotate;                   /* a task of the held job came back unfinished */
-	_Atomic uint64_t nr_handles;   /* handles taken from the queues */
-	_Atomic uint64_t nr_stale;     /* ... that found nothing to serve */
-	_Atomic uint64_t nr_yields;    /* handles put back for a higher-priority one */
-	_Atomic uint64_t nr_rotations; /* handles put back after a task of their job yielded */
-	_Atomic uint64_t nr_retakes;   /* drops undone because a subtask came in (the race) */
-};
-
-/* One level of handles: an unbounded FIFO (anything overlaps with anything). */
-struct priority_level {
-	struct sb_fifo q;
-};
-
-/*
- * Shared state. lv[0..nlevels) are the priority levels, lowest first; lv[nlevels] holds cancel
- * handles. `front` (an sb_fifo) holds first teardown tasks. Counters are relaxed fetch_adds.
- */
-struct priority {
-	struct priority_params p;
-	unsigned nworkers;
-	unsigned nlevels;
-	struct sb_fifo front;
-	struct priority_level *lv;
-	struct priority_worker *w;
-	_Alignas(SB_CACHELINE) _Atomic uint64_t nr_jobs;
-	_Atomic uint64_t nr_cancel, nr_clamped, nr_unstarted;
-};
-
-
-static void bump(_Atomic uint64_t *c)
-{
-	/* owner-only counter: relaxed load+store, read relaxed by stats */
-	atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + 1, memory_order_relaxed);
-}
-
-static void count(_Atomic uint64_t *c)
-{
-	/* a rare event, counted by any thread */
-	atomic_fetch_add_explicit(c, 1, memory_order_relaxed);
-}
-
-/* ---- per-job state ---- */
-
-static struct priority_job *job_of(const struct sb_task *h)
-{
-	return h->arg;
-}
-
-static void job_ref(struct priority_job *pj)
-{
-	/* relaxed: the caller owns a reference already, or keeps the job open (job_end not run) */
-	atomic_fetch_add_explicit(&pj->refs, 1, memory_order_relaxed);
-}
-
-static void job_unref(struct priority_job *pj)
-{
-	/* acq_rel: the last owner sees every other owner's accesses before it frees */
-	if (atomic_fetch_sub_explicit(&pj->refs, 1, memory_order_acq_rel) != 1)
-		return;
-	sb_fifo_fini(&pj->q);
-	free(pj);
-}
-
-static unsigned handles_out(const struct priority_job *pj, uint64_t free_bits)
-{
-	return pj->limit - (unsigned)__builtin_popcountll(free_bits);
-}
-
-/* Put out one more handle if fewer than `cap` are out: take a free marker. NULL otherwise. */
-static struct sb_task *server_add(struct priority_job *pj, unsigned cap)
-{
-	/* relaxed load: only a first guess for the CAS */
-	uint64_t f = atomic_load_explicit(&pj->free, memory_order_relaxed);
-	for (;;) {
-		if (!f || handles_out(pj, f) >= cap)
-			return NULL;
-		/* acquire: pairs with the release fetch_or in serve, so the marker's previous
-		 * holder is done with it before we queue it again */
-		if (atomic_compare_exchange_weak_explicit(&pj->free, &f, f & (f - 1), memory_order_acquire,
-							  memory_order_relaxed))
-			return &pj->markers[__builtin_ctzll(f)];
-	}
-}
-
-static void priority_job_start(void *st, struct sb_job *j, struct sb_thread *caller)
-{
-	struct priority *pr = st;
-	(void)caller;
-	unsigned limit = j->concurrency ? j->concurrency : (unsigned)pr->p.concurrency;
-	if (!limit || limit > pr->nworkers)
-		limit = pr->nworkers;
-	if (limit > PRIORITY_MAX_SERVERS)
-		limit = PRIORITY_MAX_SERVERS;
-	int max = (int)pr->p.max_priority, prio = j->priority;
-	if (prio > max || prio < -max) {
-		count(&pr->nr_clamped);
-		prio = prio > max ? max : -max;
-	}
-	struct priority_job *pj = sb_alloc_lines(sizeof *pj + limit * sizeof pj->markers[0]);
-	if (!pj) {
-		fprintf(stderr, "%s:%d: out of memory for the state of job %llu\n", __FILE__, __LINE__,
-			(unsigned long long)j->id);
-		abort();
-	}
-	sb_fifo_init(&pj->q);
-	pj->limit = limit;
-	pj->level = (unsigned)(prio + max);
-	atomic_init(&pj->free, limit == 64 ? ~0ull : (1ull << limit) - 1);
-	atomic_init(&pj->refs, 1);
-	atomic_init(&pj->cancel_sent, false);
-	for (unsigned i = 0; i <= limit; i++) {
-		struct sb_task *m = i < limit ? &pj->markers[i] : &pj->cancel;
-		m->flags = SB_TF_MARKER;
-		m->arg = pj;
-		m->pint = i < limit ? HANDLE_SERVER : HANDLE_CANCEL;
-	}
-	j->pdata = pj;
-	count(&pr->nr_jobs);
-	/* release: publishes pdata and the state; pairs with the acquire CAS in priority_job_cancel
-	 * (submitters reach pdata through the job's tasks, published by the queues) */
-	atomic_fetch_or_explicit(&j->pword, PW_STARTED, memory_order_release);
-}
-
-static void priority_job_end(void *st, struct sb_job *j)
-{
-	(void)st;
-	struct priority_job *pj = j->pdata;
-	/* acq_rel: pairs with the cancellers' CAS and fetch_sub on pword; whoever sees the other
-	 * side last drops the job's reference */
-	uint64_t w = atomic_fetch_or_explicit(&j->pword, PW_ENDED, memory_order_acq_rel);
-	if (pj && !(w & PW_INSIDE))
-		job_unref(pj);
-}
-
-/* ---- handle queues ---- */
-
-static void push_handle(struct priority *pr, unsigned level, struct sb_task *h)
-{
-	sb_fifo_push(&pr->lv[level].q, h);
-}
-
-/* The first handle at `floor` or above, highest level (the cancel handles) first. */
-static struct sb_task *take_handle(struct priority *pr, unsigned floor)
-{
-	for (unsigned i = pr->nlevels + 1; i-- > floor;) {
-		struct sb_task *h = sb_fifo_pop(&pr->lv[i].q);
-		if (h)
-			return h;
-	}
-	return NULL;
-}
-
-/* Worker `me` takes handle h from a queue. */
-static void hold(struct priority *pr, struct priority_worker *me, struct sb_task *h)
-{
-	bump(&me->nr_handles);
-	me->held = h;
-	me->fresh = true;
-	me->rotate = false;
-	me->held_level = h->pint == HANDLE_CANCEL ? pr->nlevels : job_of(h)->level;
-}
-
-static void priority_job_cancel(void *st, struct sb_job *j)
-{
-	struct priority *pr = st;
-	/* enter: only between job_start and job_end. acquire: pairs with the release in
-	 * job_start (pdata) and with job_end's fetch_or (an ended job is left alone). */
-	uint64_t w = atomic_load_explicit(&j->pword, memory_order_relaxed);
-	do {
-		if (!(w & PW_STARTED) || (w & PW_ENDED))
-			return;
-	} while (!atomic_compare_exchange_weak_explicit(&j->pword, &w, w + 1, memory_order_acquire,
-							memory_order_relaxed));
-	struct priority_job *pj = j->pdata;
-	/* relaxed: the exchange only elects the one canceller that sends the handle */
-	if (!atomic_exchange_explicit(&pj->cancel_sent, true, memory_order_relaxed)) {
-		job_ref(pj);
-		count(&pr->nr_cancel);
-		push_handle(pr, pr->nlevels, &pj->cancel);
-	}
-	/* leave. acq_rel: pairs with job_end's fetch_or; if the job ended while we were inside,
-	 * the last one out drops the job's reference that job_end left */
-	w = atomic_fetch_sub_explicit(&j->pword, 1, memory_order_acq_rel);
-	if ((w & PW_ENDED) && (w & PW_INSIDE) == 1)
-		job_unref(pj);
-}
-
 /* ---- serving ---- */
 
-/* The held job's next subtask; on an empty queue, drop the handle (the Dekker pair above). */
+/* The held job's next subtask; on an empty queue, drop the handle (the Dekker pair: priority_impl.h). */
 static struct sb_task *serve(struct priority_worker *me)
 {
 	struct sb_task *h = me->held;
@@ -470,6 +223,7 @@ static int priority_create(struct sb_rt *rt, const void *params, void **state, c
 	if (!pr)
 		goto oom;
 	pr->p = *p;
+	pr->rt = rt;
 	pr->nworkers = sb_nworkers(rt);
 	pr->nlevels = 2 * (unsigned)p->max_priority + 1;
 	pr->lv = sb_alloc_lines((pr->nlevels + 1) * sizeof *pr->lv);

@@ -3,7 +3,7 @@
  * the work-stealing family.
  *
  * Algorithm (memo 001, "トランザクションスロット" (A)-(F)). Every transaction has a slot: its own
- * queue and one ticket, the occupancy right (struct ws_lane, stealing.h, with its marker entry as
+ * queue and one ticket, the occupancy right (struct ws_lane, lane.h, with its marker entry as
  * the ticket). Slot tasks are the tasks that work on the transaction (SB_TF_STICKY with t->txn);
  * every other task goes through the stealing placement. (A) Submitting a slot task enqueues it in
  * the slot; (A-2) if the ticket is not issued, the same step issues it, and (A-2-1) the submitter
@@ -18,7 +18,7 @@
  * previous one returned; a yielded or resumed slot task comes back through submit). A slot with
  * tasks always has its ticket issued, and an issued ticket is on the GIOQ or in
  * the hand of a worker that returns a task or the ticket on each pop (the one-word protocol in
- * stealing.h), so no slot task waits with nobody to run it. Tickets never enter an LTQ, so they
+ * lane.h), so no slot task waits with nobody to run it. Tickets never enter an LTQ, so they
  * are never stolen: any idle worker takes them from the GIOQ instead.
  *
  * Limits (the memo's own doubts): every pop looks at one global queue; a holder serves its slot
@@ -30,6 +30,7 @@
  */
 #include <stdlib.h>
 
+#include "lane.h"
 #include "stealing.h"
 
 struct txslot_params {
@@ -81,12 +82,12 @@ static int txslot_create(struct sb_rt *rt, const void *params, void **state, cha
 	    sb_fifo_init(&S->gioq)) {
 		if (S)
 			txslot_destroy(S);
-		snprintf(err, errlen, "out of memory");
-		return -1;
+		return sb_policy_error(err, errlen, -ENOMEM, "out of memory");
 	}
-	if (ws_create(rt, &p->ws, &S->ws, err, errlen)) {
+	int e = ws_create(rt, &p->ws, &S->ws, err, errlen);
+	if (e) {
 		txslot_destroy(S);
-		return -1;
+		return e;
 	}
 	*state = S;
 	return 0;

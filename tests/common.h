@@ -64,10 +64,17 @@ static inline struct sb_rt *t_rt(const char *policy, int threads, const char *co
 			continue; /* a policy-specific setting that this policy does not have */
 		cr_assert_eq(r, 0, "%s", err);
 	}
-	struct sb_rt *rt = sb_rt_create(&cfg, ops, pp, err, sizeof err);
+	struct sb_rt *rt;
+	int rc = sb_rt_create(&rt, &cfg, ops, pp, err, sizeof err);
 	free(pp);
-	cr_assert(rt, "runtime for %s: %s", policy, err);
+	cr_assert(rt && rc == 0, "runtime for %s: %s", policy, err);
 	return rt;
+}
+
+/* Approximate queued tasks for worker w (-1: the shared queues), as the policy reports them. */
+static inline size_t t_queued(const struct sb_rt *rt, int w)
+{
+	return sb_policy_queued(rt, w);
 }
 
 /* Stop, check that nothing failed, destroy. */

@@ -111,8 +111,9 @@ static struct sb_rt *broken_rt_ops(const struct sb_policy_ops *ops, enum bug bug
 	cfg.check = true;
 	cfg.stall_limit = 3000;
 	char err[256] = "";
-	struct sb_rt *rt = sb_rt_create(&cfg, ops, NULL, err, sizeof err);
-	cr_assert(rt, "%s", err);
+	struct sb_rt *rt;
+	int rc = sb_rt_create(&rt, &cfg, ops, NULL, err, sizeof err);
+	cr_assert(rt && rc == 0, "%s", err);
 	return rt;
 }
 
@@ -359,9 +360,11 @@ Test(faults, thread_creation_failure_is_reported, .timeout = 30)
 	sb_config_default(&cfg);
 	cfg.thread_count = 64; /* 64 x 8 MiB stacks cannot fit in 64 MiB (fifo's own queue is small) */
 	char err[256] = "";
-	struct sb_rt *rt = sb_rt_create(&cfg, sb_policy_find("fifo"), NULL, err, sizeof err);
+	struct sb_rt *rt;
+	int rc = sb_rt_create(&rt, &cfg, sb_policy_find("fifo"), NULL, err, sizeof err);
 	setrlimit(RLIMIT_AS, &old);
 	cr_assert_null(rt, "the runtime came up although its threads could not");
+	cr_assert(rc < 0 && rc != -EINVAL && rc != -ERANGE, "a resource's errno, not bad input: %d", rc);
 	cr_assert(strstr(err, "cannot create worker thread"), "one clear line: %s", err);
 	cr_assert_null(strchr(err, '\n'), "one line: %s", err);
 }
@@ -415,4 +418,45 @@ Test(faults, ten_million_tasks_bounded_memory, .timeout = 120)
 	sb_job_put(j);
 	sb_thread_detach();
 	t_done(rt);
+}
+
+/* ---- the error contract: a policy's create returns 0 or a negative errno ---- */
+
+static int positive_create(struct sb_rt *rt, const void *params, void **state, char *err, size_t errlen)
+{
+	(void)rt, (void)params, (void)state, (void)err, (void)errlen;
+	return 1; /* neither success nor a negative errno */
+}
+
+static int nomem_create(struct sb_rt *rt, const void *params, void **state, char *err, size_t errlen)
+{
+	(void)rt, (void)params, (void)state;
+	return sb_policy_error(err, errlen, -ENOMEM, "out of memory for %d things", 3);
+}
+
+static int create_with(int (*create)(struct sb_rt *, const void *, void **, char *, size_t), char *err, size_t errlen)
+{
+	struct sb_policy_ops ops = *sb_policy_find("fifo");
+	ops.create = create;
+	ops.name = "contract";
+	struct sb_config cfg;
+	sb_config_default(&cfg);
+	cfg.thread_count = 1;
+	struct sb_rt *rt;
+	int rc = sb_rt_create(&rt, &cfg, &ops, NULL, err, errlen);
+	cr_assert_null(rt, "a runtime whose policy did not start");
+	return rc;
+}
+
+Test(check, policy_error_contract)
+{
+	char err[256] = "";
+	int rc = create_with(positive_create, err, sizeof err);
+	cr_assert_eq(rc, -EPROTO, "a create that breaks the contract: %d", rc);
+	cr_assert(strstr(err, "policy contract broke the contract 'create returns 0 or a negative errno'"),
+		  "the message names the rule: %s", err);
+	err[0] = 0;
+	rc = create_with(nomem_create, err, sizeof err);
+	cr_assert_eq(rc, -ENOMEM, "the policy's errno comes back as it was: %d", rc);
+	cr_assert_str_eq(err, "out of memory for 3 things");
 }

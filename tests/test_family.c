@@ -218,9 +218,9 @@ static void lx_check_and_end(const struct t_case *c, struct sb_rt *rt, unsigned 
 	cr_assert_eq(atomic_load(&lx.contended), 0, "%s: %u items found another item of their transaction waiting",
 		     c->policy, atomic_load(&lx.contended));
 	/* every job is done: nothing may be left in a lane or slot, nor a lane task in a queue */
-	cr_assert_eq(sb_rt_queued(rt, -1), 0, "%s: %zu tasks left in lanes or slots", c->policy, sb_rt_queued(rt, -1));
+	cr_assert_eq(t_queued(rt, -1), 0, "%s: %zu tasks left in lanes or slots", c->policy, t_queued(rt, -1));
 	for (unsigned w = 0; w < sb_rt_nworkers(rt); w++)
-		cr_assert_eq(sb_rt_queued(rt, (int)w), 0, "%s: worker %u has %zu queued", c->policy, w, sb_rt_queued(rt, (int)w));
+		cr_assert_eq(t_queued(rt, (int)w), 0, "%s: worker %u has %zu queued", c->policy, w, t_queued(rt, (int)w));
 	for (unsigned i = 0; i < LX_TXNS; i++)
 		sb_txn_end(lx.txn[i]);
 	sb_thread_detach();
@@ -349,7 +349,7 @@ ParameterizedTest(struct t_case *c, family, markers_beyond_capacity, .timeout = 
 			     atomic_load(&ov.ran[i]));
 		sb_txn_end(ov.txn[i]);
 	}
-	cr_assert_eq(sb_rt_queued(rt, -1), 0);
+	cr_assert_eq(t_queued(rt, -1), 0);
 	sb_thread_detach();
 	sb_rt_stop(rt, SB_STOP_DRAIN);
 	cr_assert_null(sb_rt_failure(rt), "%s", sb_rt_failure(rt));

@@ -126,8 +126,9 @@ static struct sb_rt *rt_with(const struct sb_policy_ops *ops, int threads, int64
 	cfg.worker_try_count = try_count;
 	cfg.worker_suspend_timeout = 60000000; /* a lost wake-up would sleep a minute */
 	char err[256] = "";
-	struct sb_rt *rt = sb_rt_create(&cfg, ops, NULL, err, sizeof err);
-	cr_assert(rt, "%s", err);
+	struct sb_rt *rt;
+	int rc = sb_rt_create(&rt, &cfg, ops, NULL, err, sizeof err);
+	cr_assert(rt && rc == 0, "%s", err);
 	sb_rt_set_class_names(rt, classes);
 	return rt;
 }
@@ -278,8 +279,9 @@ Test(liveness, sleeping_between_polls_is_no_stall, .timeout = 60)
 	cfg.stall_limit = 10;
 	cfg.task_polling_wait = 30002;
 	char err[256] = "";
-	struct sb_rt *rt = sb_rt_create(&cfg, sb_policy_find("fifo"), NULL, err, sizeof err);
-	cr_assert(rt, "%s", err);
+	struct sb_rt *rt;
+	int rc = sb_rt_create(&rt, &cfg, sb_policy_find("fifo"), NULL, err, sizeof err);
+	cr_assert(rt && rc == 0, "%s", err);
 	sb_thread_attach(rt);
 	uint64_t slow = 0;
 	for (int i = 0; i < 12 && !sb_rt_failure(rt); i++) {

@@ -59,7 +59,7 @@ static void *wk_sampler(void *arg)
 	while (!atomic_load(&wk.stop)) {
 		size_t queued = 0;
 		for (int w = -1; w < 2; w++)
-			queued += sb_rt_queued(rt, w);
+			queued += t_queued(rt, w);
 		if (queued) {
 			atomic_fetch_add(&wk.samples, 1);
 			for (unsigned i = 0; i < 2; i++)

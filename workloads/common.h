@@ -4,6 +4,10 @@
  * counts the harness reconciles (workload.h), and the statement DAG that several workloads
  * build (bootstrap, parallel process tasks, exchange, teardown; memo 000).
  *
+ * Implemented by concern: random.c (random numbers, cost distributions), clients.c (client
+ * threads, counted jobs and tasks), work.c (busy work), dag.c (the statement DAG), pacing.c
+ * (waiting, open-loop arrivals).
+ *
  * Does not own any workload's shape or parameters: those live in the workload's own file.
  *
  * Layout rule: every workload's state struct begins with its struct wl_clients (each file

@@ -12,6 +12,7 @@
  * Each task spends work_ns of busy work. Classes are the pattern names.
  */
 #include <stddef.h>
+#include <errno.h>
 #include <stdlib.h>
 
 #include "common.h"
@@ -122,7 +123,7 @@ static int micro_start(const struct wl_env *env, const void *params, void **stat
 	struct micro *m = calloc(1, sizeof *m);
 	if (!m) {
 		snprintf(err, errlen, "out of memory");
-		return -1;
+		return -ENOMEM;
 	}
 	m->p = *(const struct micro_params *)params;
 	*state = m;

@@ -14,7 +14,7 @@
  * priority and per-job concurrency, which only the priority policy reads (memo 004: a count(*)
  * that should not wait behind compactions).
  *
- * Does not own the DAG's mechanics (common.c) or any transactional behaviour (oltp.c).
+ * Does not own the DAG's mechanics (dag.c) or any transactional behaviour (oltp.c).
  * Concurrency: each heavy client's wl_dag is shared only with the tasks of its one job in
  * flight; everything else is the client's own.
  */

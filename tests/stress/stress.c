@@ -208,7 +208,9 @@ static struct sb_rt *make_rt(const char *policy, int threads, uint64_t chaos, ch
 {
 	struct sb_config cfg;
 	stress_config(&cfg, threads, chaos);
-	return sb_rt_create(&cfg, sb_policy_find(policy), NULL, err, errlen);
+	struct sb_rt *rt;
+	sb_rt_create(&rt, &cfg, sb_policy_find(policy), NULL, err, errlen);
+	return rt;
 }
 
 static uint64_t tasks_run(struct sb_rt *rt)
@@ -359,8 +361,9 @@ static bool scenario_sleepers(const char *policy, int threads, uint64_t chaos, b
 	cfg.worker_try_count = 5;
 	cfg.worker_suspend_timeout = 60000000;
 	cfg.wake_fence = fence;
-	struct sb_rt *rt = sb_rt_create(&cfg, sb_policy_find(policy), NULL, err, sizeof err);
-	CHECK(rt, "%s: %s", policy, err);
+	struct sb_rt *rt;
+	int rc = sb_rt_create(&rt, &cfg, sb_policy_find(policy), NULL, err, sizeof err);
+	CHECK(rt && rc == 0, "%s: %s", policy, err);
 	enum { NC = 2 };
 	struct fj_client cl[NC];
 	pthread_t th[NC];

@@ -1,5 +1,5 @@
 /*
- * example.c - `fifo`, the smallest complete policy, and the README's example of adding one.
+ * fifo.c - `fifo`, the baseline: the smallest complete policy, and the README's example of adding one.
  *
  * Algorithm: one global unbounded lock-free FIFO (sb_fifo) that every thread pushes to and every worker
  * pops from; no stealing, no stickiness, conditional tasks to the watcher. Useful as the
@@ -21,8 +21,7 @@ static int fifo_create(struct sb_rt *rt, const void *params, void **state, char 
 	struct fifo *f = sb_alloc_lines(sizeof *f); /* sb_fifo is cache-line aligned */
 	if (!f || sb_fifo_init(&f->q)) {
 		free(f);
-		snprintf(err, errlen, "out of memory");
-		return -1;
+		return sb_policy_error(err, errlen, -ENOMEM, "out of memory");
 	}
 	*state = f;
 	return 0;

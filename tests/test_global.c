@@ -1,0 +1,230 @@
+/*
+ * test_global.c - behaviour of the `global` policy (memos 002 and 003), beyond the invariants every policy
+ * shares (tests/test_invariants.c). The method: tests/gp_common.h.
+ */
+#include "gp_common.h"
+
+/* ---- global: producer tokens (memo 002) ---- */
+
+#define PT_PRODUCERS 3
+#define PT_JOBS 20
+
+struct pt_arg {
+	struct sb_rt *rt;
+	unsigned idx;
+	struct sb_job *jobs[PT_JOBS];
+};
+
+static void *pt_producer(void *p)
+{
+	struct pt_arg *a = p;
+	sb_thread_attach(a->rt);
+	for (unsigned k = 0; k < PT_JOBS; k++)
+		a->jobs[k] = submit(a->rt, (struct jspec){ .teardown = SB_TEARDOWN_INPLACE }, tagged, a->idx * 100 + k, 0);
+	sb_thread_detach();
+	return NULL;
+}
+
+ParameterizedTestParameters(global, producer_order)
+{
+	return cr_make_param_array(struct onoff, onoff_cases, 2);
+}
+
+/*
+ * Three producers submit 20 jobs each, one producer after the other, while the only worker is
+ * held. Each producer's jobs must start in submission order. With producer tokens the worker
+ * takes the sub-queues round robin, so producer 2's first job starts before producer 0's last;
+ * with the one shared queue everything starts in global submission order.
+ */
+ParameterizedTest(struct onoff *tokens, global, producer_order, .timeout = 30)
+{
+	atomic_store(&log_n, 0);
+	gates_reset();
+	static const char *const tok[] = { "producer_tokens=true", NULL };
+	struct sb_rt *rt = t_rt("global", 1, tokens->on ? tok : NULL);
+	sb_thread_attach(rt);
+	struct sb_job *gate = submit_gate(rt, (struct jspec){ 0 }, 0, -1);
+	wait_started(rt, 0);
+	struct pt_arg args[PT_PRODUCERS];
+	for (unsigned i = 0; i < PT_PRODUCERS; i++) {
+		pthread_t th;
+		args[i] = (struct pt_arg){ .rt = rt, .idx = i };
+		pthread_create(&th, NULL, pt_producer, &args[i]);
+		pthread_join(th, NULL);
+	}
+	atomic_store(&gate_open[0], 1);
+	wait_put(rt, gate);
+	for (unsigned i = 0; i < PT_PRODUCERS; i++)
+		for (unsigned k = 0; k < PT_JOBS; k++)
+			wait_put(rt, args[i].jobs[k]);
+	cr_assert_eq(atomic_load(&log_n), PT_PRODUCERS * PT_JOBS);
+	for (unsigned i = 0; i < PT_PRODUCERS; i++)
+		for (unsigned k = 1; k < PT_JOBS; k++)
+			cr_assert_lt(log_pos((int)(i * 100 + k - 1)), log_pos((int)(i * 100 + k)),
+				     "producer %u: job %u started before job %u", i, k, k - 1);
+	int first2 = log_pos(200), last0 = log_pos(PT_JOBS - 1);
+	if (tokens->on) {
+		cr_assert_lt(first2, last0, "round robin: producer 2 starts (at %d) before producer 0 ends (at %d)",
+			     first2, last0);
+		cr_assert_geq(t_policy_stat(rt, "queues_in_use"), 1 + PT_PRODUCERS);
+	} else {
+		for (unsigned i = 0; i < PT_PRODUCERS * PT_JOBS; i++)
+			cr_assert_eq(atomic_load(&log_tags[i]), (int)((i / PT_JOBS) * 100 + i % PT_JOBS),
+				     "one shared FIFO: start %u out of submission order", i);
+	}
+	sb_thread_detach();
+	t_done(rt);
+}
+
+/* A producer whose id is beyond the sub-queue table still works, through the shared queue. */
+Test(global, producer_beyond_table_uses_shared_queue, .timeout = 30)
+{
+	static const char *const sets[] = { "producer_tokens=true", "producer_slots=1", NULL };
+	atomic_store(&log_n, 0);
+	struct sb_rt *rt = t_rt("global", 2, sets);
+	sb_thread_attach(rt); /* ids 0 and 1 are the workers, then the watcher: we are beyond slot 0 */
+	for (unsigned k = 0; k < 10; k++)
+		wait_put(rt, submit(rt, (struct jspec){ 0 }, tagged, k, 0));
+	cr_assert_eq(atomic_load(&log_n), 10);
+	cr_assert_geq(t_policy_stat(rt, "token_fallbacks"), 10);
+	sb_thread_detach();
+	t_done(rt);
+}
+
+/* ---- global: batch acquisition (memo 003) ---- */
+
+#define BA_CLIENTS 2
+#define BA_JOBS 10
+#define BA_LEAVES 100
+static _Atomic uint32_t ba_hits[BA_CLIENTS * BA_JOBS * (BA_LEAVES + 1)];
+
+static enum sb_result ba_leaf(struct sb_task *t)
+{
+	atomic_fetch_add(&ba_hits[t->u[0]], 1);
+	return SB_DONE;
+}
+
+static enum sb_result ba_root(struct sb_task *t)
+{
+	atomic_fetch_add(&ba_hits[t->u[0]], 1);
+	for (unsigned i = 1; i <= BA_LEAVES; i++)
+		sb_spawn(task_u(t->job, ba_leaf, t->u[0] + i, 0));
+	return SB_DONE;
+}
+
+struct ba_arg {
+	struct sb_rt *rt;
+	unsigned idx;
+	unsigned failed;
+};
+
+static void *ba_client(void *p)
+{
+	struct ba_arg *a = p;
+	sb_thread_attach(a->rt);
+	struct sb_job *jobs[BA_JOBS];
+	for (unsigned k = 0; k < BA_JOBS; k++)
+		jobs[k] = submit(a->rt, (struct jspec){ .teardown = SB_TEARDOWN_INPLACE }, ba_root,
+				 (uint64_t)(a->idx * BA_JOBS + k) * (BA_LEAVES + 1), 0);
+	for (unsigned k = 0; k < BA_JOBS; k++) {
+		a->failed += !sb_job_wait(jobs[k]);
+		sb_job_put(jobs[k]);
+	}
+	sb_thread_detach();
+	return NULL;
+}
+
+/* Several workers claiming 8 at a time: every task runs exactly once (check mode verifies each
+ * start as well), every claimed task is run, and a claim takes one task or more. */
+Test(global, batch_runs_every_task_once, .timeout = 60)
+{
+	static const char *const sets[] = { "batch=8", NULL };
+	memset(ba_hits, 0, sizeof ba_hits);
+	struct sb_rt *rt = t_rt("global", 3, sets);
+	pthread_t th[BA_CLIENTS];
+	struct ba_arg args[BA_CLIENTS];
+	for (unsigned i = 0; i < BA_CLIENTS; i++) {
+		args[i] = (struct ba_arg){ .rt = rt, .idx = i };
+		pthread_create(&th[i], NULL, ba_client, &args[i]);
+	}
+	for (unsigned i = 0; i < BA_CLIENTS; i++) {
+		pthread_join(th[i], NULL);
+		cr_assert_eq(args[i].failed, 0, "client %u: jobs failed: %s", i, sb_rt_failure(rt) ? sb_rt_failure(rt) : "");
+	}
+	for (size_t i = 0; i < sizeof ba_hits / sizeof ba_hits[0]; i++)
+		cr_assert_eq(atomic_load(&ba_hits[i]), 1, "task %zu ran %u times", i, atomic_load(&ba_hits[i]));
+	sb_rt_stop(rt, SB_STOP_DRAIN);
+	double claims = t_policy_stat(rt, "claims"), claimed = t_policy_stat(rt, "tasks_claimed");
+	uint64_t ran = core_count(rt, SB_C_RUN, true);
+	cr_assert_eq((uint64_t)claimed, ran, "%.0f tasks claimed, %llu run by workers", claimed, (unsigned long long)ran);
+	cr_assert_leq(claims, claimed);
+	t_done(rt);
+}
+
+/*
+ * One worker, batch=8. Gate 0 holds it while gate 1 and five more jobs queue; when gate 0
+ * opens the worker claims all six at once and runs gate 1 first: the five it still holds must
+ * show in queued(worker 0), not in the shared queue. In all: two claims for seven tasks.
+ */
+Test(global, batch_claims_fewer_and_buffer_is_visible, .timeout = 30)
+{
+	static const char *const sets[] = { "batch=8", NULL };
+	atomic_store(&log_n, 0);
+	gates_reset();
+	struct sb_rt *rt = t_rt("global", 1, sets);
+	sb_thread_attach(rt);
+	struct jspec in = { .teardown = SB_TEARDOWN_INPLACE };
+	struct sb_job *g0 = submit_gate(rt, in, 0, -1);
+	wait_started(rt, 0);
+	struct sb_job *g1 = submit_gate(rt, in, 1, -1);
+	struct sb_job *jobs[5];
+	for (unsigned k = 0; k < 5; k++)
+		jobs[k] = submit(rt, in, tagged, k, 0);
+	cr_assert_eq(t_queued(rt, -1), 6);
+	atomic_store(&gate_open[0], 1);
+	wait_started(rt, 1);
+	cr_assert_eq(t_queued(rt, 0), 5, "tasks in the worker's buffer are counted as its own");
+	cr_assert_eq(t_queued(rt, -1), 0);
+	atomic_store(&gate_open[1], 1);
+	wait_put(rt, g0);
+	wait_put(rt, g1);
+	for (unsigned k = 0; k < 5; k++)
+		wait_put(rt, jobs[k]);
+	for (unsigned k = 0; k < 5; k++)
+		cr_assert_eq(atomic_load(&log_tags[k]), (int)k, "buffered tasks run in claim order");
+	sb_rt_stop(rt, SB_STOP_DRAIN);
+	cr_assert_eq(t_policy_stat(rt, "claims"), 2);
+	cr_assert_eq(t_policy_stat(rt, "tasks_claimed"), 7);
+	cr_assert_eq(t_queued(rt, 0), 0);
+	sb_thread_detach();
+	t_done(rt);
+}
+
+/* The queue is never full: jobs queued behind a busy worker, several segments' worth, all run
+ * on the worker (none on the submitter) and in submission order. */
+#define FQ_JOBS 1500
+Test(global, queue_takes_everything_in_order, .timeout = 30)
+{
+	atomic_store(&log_n, 0);
+	gates_reset();
+	struct sb_rt *rt = t_rt("global", 1, NULL);
+	sb_thread_attach(rt);
+	struct sb_job *g = submit_gate(rt, (struct jspec){ 0 }, 0, -1);
+	wait_started(rt, 0);
+	static struct sb_job *jobs[FQ_JOBS];
+	for (unsigned k = 0; k < FQ_JOBS; k++)
+		jobs[k] = submit(rt, (struct jspec){ .teardown = SB_TEARDOWN_INPLACE }, tagged, k, 0);
+	cr_assert_eq(t_queued(rt, -1), FQ_JOBS);
+	atomic_store(&gate_open[0], 1);
+	for (unsigned k = 0; k < FQ_JOBS; k++)
+		wait_put(rt, jobs[k]);
+	wait_put(rt, g);
+	cr_assert_eq(atomic_load(&log_n), FQ_JOBS);
+	for (unsigned k = 0; k < LOG_MAX; k++)
+		cr_assert_eq(atomic_load(&log_tags[k]), (int)k, "start %u is tag %d", k, atomic_load(&log_tags[k]));
+	sb_rt_stop(rt, SB_STOP_DRAIN);
+	cr_assert_eq(core_count(rt, SB_C_RUN, false), core_count(rt, SB_C_RUN, true),
+		     "every task ran on the worker, none on the submitting thread");
+	sb_thread_detach();
+	t_done(rt);
+}
