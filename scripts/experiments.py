@@ -70,7 +70,7 @@ def configs_of(d):
         ld = d["load"]
         return [(f"{v['name']} {p} {float(r):g}", (f"{v['label']}, " if v["label"] else "") +
                  f"{p}, {ld['param']}={float(r):g}")
-                for v in variants_of(d) for p in ld["policies"] for r in ld["rates"]]
+                for v in variants_of(d) for p in ld["policies"] for r in v.get("rates", ld["rates"])]
     return [(i, c["label"]) for i, c in enumerate(d["configs"])]
 
 

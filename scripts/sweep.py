@@ -185,7 +185,9 @@ def expand_load(d, o):
     """Open-loop sweep: for each variant (a named set of --set values, e.g. one durability epoch)
     and each rate, every policy REPS times, the policy order reversed from one rate to the next
     (A B C, then C B A) so that drift does not favour one policy. A run that ends overloaded
-    (exit 3: jobs cancelled after the drain) is a result here, the point past the knee."""
+    (exit 3: jobs cancelled after the drain) is a result here, the point past the knee. A variant
+    may give its own "rates" and run "args" (e.g. --threads 16 with rates scaled to 16 workers),
+    so one description can sweep the load at several machine sizes."""
     ld, name = d["load"], d["name"]
     variants = ld.get("variants") or [{"name": "", "label": "", "set": []}]
     extra = run_length(d, o, 3) + d.get("args", [])
@@ -193,8 +195,8 @@ def expand_load(d, o):
     for v in variants:
         vid = f"{v['name']}." if v["name"] else ""
         vdir = f"{v['name']}/" if v["name"] else ""
-        vset = [x for s in v.get("set", []) for x in ("--set", s)]
-        for i, rate in enumerate(ld["rates"]):
+        vset = [x for s in v.get("set", []) for x in ("--set", s)] + v.get("args", [])
+        for i, rate in enumerate(v.get("rates", ld["rates"])):
             order = ld["policies"] if i % 2 == 0 else ld["policies"][::-1]
             text = f"{float(rate):g}"
             for k, j, seed, suffix in repetitions(d, o):
