@@ -470,7 +470,29 @@ def test_capacity_rule(tmp):
     assert "slow: no difference measured" in capacity.write(tmp, list(res.values()), ld)
 
 
-TESTS = [test_capacity_rule, test_dirty_tree_is_refused, test_repetitions_have_their_own_seeds, test_intervals_and_no_difference,
+def test_load_variant_sizes(tmp):
+    """A load variant with its own rates and run arguments (a machine size) expands to exactly
+    those rates with those arguments, and the other variant keeps the description's rates."""
+    path = os.path.join(tmp, "sizes.json")
+    with open(path, "w") as f:
+        json.dump({"question": "test sizes", "reps": 1, "load": {
+            "workload": "oltp", "param": "rate", "rates": [100, 200], "policies": ["stealing"],
+            "variants": [{"name": "small", "label": "2 workers", "set": []},
+                         {"name": "big", "label": "16 workers", "args": ["--threads", "16"],
+                          "set": ["clients=64"], "rates": [800, 1600, 2400]}]}}, f)
+    d = os.path.join(tmp, "sizes-sweep")
+    sweep("expand", path, "--out", d, check=0)
+    lines = manifest(d)
+    got = {v: sorted(ln["tags"]["rate"] for ln in lines if ln["tags"]["variant"] == v) for v in ("small", "big")}
+    assert got == {"small": [100.0, 200.0], "big": [800.0, 1600.0, 2400.0]}, got
+    for ln in lines:
+        a = ln["args"]
+        big = ln["tags"]["variant"] == "big"
+        assert ("--threads" in a and a[a.index("--threads") + 1] == "16") == big, a
+        assert ("clients=64" in a) == big, a
+
+
+TESTS = [test_load_variant_sizes, test_capacity_rule, test_dirty_tree_is_refused, test_repetitions_have_their_own_seeds, test_intervals_and_no_difference,
          test_latency_histogram_recomputes_tails, test_paper_descriptions_expand_stable_and_machine_free, test_run_collect_and_resume,
          test_timing_runs_alone_others_in_parallel, test_failing_line_is_named_and_never_collected,
          test_missing_program_on_the_node, test_killed_run_is_named_and_never_collected,
