@@ -145,6 +145,9 @@ void *sb_worker_main(void *arg)
 	}
 	tc->since = sb_now_ns();
 	tc->busy = false;
+	/* relaxed: the watchdog's hint; a worker starts resting, not only once it has been busy
+	 * (else one that never ran a task and naps instead of suspending is never seen resting) */
+	atomic_store_explicit(&w->idle, 1, memory_order_relaxed);
 	bool after_suspend = false;
 	int64_t empty = 0;
 	for (;;) {
