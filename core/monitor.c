@@ -21,7 +21,8 @@
  * with more placements than starts holds work at least as old as the newest step that maps to
  * it: a lower bound, so the watchdog may judge a little late but never early. Both rules need
  * work seen that old in the buckets. Time a worker spends in an intended sleep between polls
- * (task_polling_wait >= 2) is added to the limit.
+ * (task_polling_wait >= 2) is added to the limit, and a worker whose nap has ended but which
+ * has not got a core back yet (an overloaded machine) is not counted as waiting meanwhile.
  */
 #include <stdarg.h>
 #include <stdlib.h>
@@ -382,8 +383,11 @@ static void *monitor_main(void *arg)
 			if (!stall_ns)
 				continue;
 			/* a task queued for worker i while worker i rests and takes none of it (a worker
-			 * busy with a long task, or off the CPU, is not waiting for a wake-up) */
-			bool waiting = !progressed && idle && sb_policy_queued(rt, (int)i) > 0;
+			 * busy with a long task, or off the CPU, is not waiting for a wake-up; nor is one
+			 * whose nap between polls is over by more than a period: it waits for a core) */
+			uint64_t nap_end = atomic_load_explicit(&w->nap_until, memory_order_relaxed);
+			bool overslept = nap_end && now > nap_end + period;
+			bool waiting = !progressed && idle && !overslept && sb_policy_queued(rt, (int)i) > 0;
 			if (!waiting) {
 				m[i].waiting = 0;
 			} else if (!m[i].waiting) {

@@ -97,6 +97,7 @@ struct sb_worker {
 	_Atomic uint64_t run_seq;   /* tasks started (monitor: is the same task still running?) */
 	_Atomic uint32_t yield_req; /* monitor -> task: please yield */
 	_Atomic uint32_t idle;      /* 1 while the worker finds nothing (watchdog) */
+	_Atomic uint64_t nap_until; /* while it sleeps between polls: when the nap ends, else 0 */
 	/* --- owner-private --- */
 	_Alignas(SB_CACHELINE) struct sb_thread tc;
 	struct sb_rt *rt;

@@ -114,12 +114,17 @@ static SB_COLD struct sb_task *find_more(struct sb_worker *w, bool *stolen)
 	return t;
 }
 
-static void polling_wait(const struct sb_config *c)
+static void polling_wait(struct sb_worker *w, const struct sb_config *c)
 {
 	if (c->task_polling_wait == 1) {
 		sb_exec_yield();
 	} else if (c->task_polling_wait >= 2) {
-		sb_exec_sleep_ns((uint64_t)(c->task_polling_wait - 2) * 1000);
+		uint64_t nap = (uint64_t)(c->task_polling_wait - 2) * 1000;
+		/* relaxed: the stall watchdog's sample; a nap that ends late because no core is free
+		 * is the machine's delay, not a lost wake-up (core/monitor.c) */
+		atomic_store_explicit(&w->nap_until, sb_now_ns() + nap, memory_order_relaxed);
+		sb_exec_sleep_ns(nap);
+		atomic_store_explicit(&w->nap_until, 0, memory_order_relaxed);
 	}
 }
 
@@ -140,6 +145,9 @@ void *sb_worker_main(void *arg)
 	}
 	tc->since = sb_now_ns();
 	tc->busy = false;
+	/* relaxed: the watchdog's hint; a worker starts resting, not only once it has been busy
+	 * (else one that never ran a task and naps instead of suspending is never seen resting) */
+	atomic_store_explicit(&w->idle, 1, memory_order_relaxed);
 	bool after_suspend = false;
 	int64_t empty = 0;
 	for (;;) {
@@ -176,7 +184,7 @@ void *sb_worker_main(void *arg)
 			empty = 0;
 			continue;
 		}
-		polling_wait(&rt->cfg);
+		polling_wait(w, &rt->cfg);
 		sb_cpu_relax();
 		if (rt->cfg.busy_worker || io.stay_awake)
 			continue;

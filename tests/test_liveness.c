@@ -12,6 +12,8 @@
  *     with the wake-up: nothing fails;
  *   - PHANTOM: the policy counts an entry of its own in worker 1's queue, no task waits: no
  *     stall, however long worker 1 rests;
+ *   - KEEP, two workers that nap 10 ms per empty round and never suspend (nor ever ran a
+ *     task): a task kept in worker 1's queue is still a STALL;
  *   - the fifo policy with task_polling_wait = 30 ms and a 10 ms limit: tasks wait up to a
  *     poll interval for a sleeping worker by design, and the run does not fail.
  */
@@ -20,7 +22,7 @@
 
 #include "common.h"
 
-enum mode { M_LIFO, M_FIFO, M_HIDE, M_SHOW, M_PHANTOM };
+enum mode { M_LIFO, M_FIFO, M_HIDE, M_SHOW, M_PHANTOM, M_KEEP };
 static enum mode mode; /* set before the runtime; each Criterion test runs in its own process */
 
 #define CAP 4096
@@ -29,6 +31,7 @@ struct stack {
 	struct sb_task *t[CAP];
 	size_t head, n; /* FIFO takes from head, LIFO from head + n - 1 */
 	unsigned nworkers;
+	struct sb_rt *rt;
 };
 
 static int st_create(struct sb_rt *rt, const void *params, void **state, char *err, size_t errlen)
@@ -41,6 +44,7 @@ static int st_create(struct sb_rt *rt, const void *params, void **state, char *e
 	}
 	pthread_mutex_init(&s->lock, NULL);
 	s->nworkers = sb_nworkers(rt);
+	s->rt = rt;
 	*state = s;
 	return 0;
 }
@@ -64,7 +68,7 @@ static int st_submit(void *st, struct sb_thread *caller, struct sb_task *t)
 	pthread_mutex_unlock(&s->lock);
 	if (mode == M_HIDE)
 		return SB_TO_NOWAKE;            /* queued for the last worker, which nobody wakes */
-	if (mode == M_SHOW)
+	if (mode == M_SHOW || mode == M_KEEP)
 		return (int)s->nworkers - 1;    /* the same, and the core wakes it */
 	return SB_TO_ANY;
 }
@@ -73,8 +77,10 @@ static struct sb_task *st_pop(void *st, unsigned self)
 {
 	struct stack *s = st;
 	struct sb_task *t = NULL;
-	if ((mode == M_HIDE || mode == M_SHOW) && self != s->nworkers - 1)
+	if ((mode == M_HIDE || mode == M_SHOW || mode == M_KEEP) && self != s->nworkers - 1)
 		return NULL;
+	if (mode == M_KEEP && !sb_rt_failure(s->rt))
+		return NULL; /* kept from its worker until the watchdog has spoken */
 	pthread_mutex_lock(&s->lock);
 	if (s->n) {
 		if (mode == M_LIFO) {
@@ -94,7 +100,7 @@ static size_t st_queued(void *st, int w)
 	struct stack *s = st;
 	if (mode == M_PHANTOM)
 		return w == (int)s->nworkers - 1; /* an entry of its own, never a task (a marker, a ticket) */
-	bool mine = (mode == M_HIDE || mode == M_SHOW) ? w == (int)s->nworkers - 1 : w < 0;
+	bool mine = (mode == M_HIDE || mode == M_SHOW || mode == M_KEEP) ? w == (int)s->nworkers - 1 : w < 0;
 	pthread_mutex_lock(&s->lock);
 	size_t n = mine ? s->n : 0;
 	pthread_mutex_unlock(&s->lock);
@@ -267,6 +273,33 @@ Test(liveness, a_count_without_a_waiting_task_is_no_stall, .timeout = 60)
 }
 
 /* ---- an intended sleep between polls ---- */
+
+Test(liveness, work_kept_from_a_napping_worker_is_a_stall, .timeout = 60)
+{
+	/* the workers never suspend: they nap 10 ms per empty round and wake on time. A task the
+	 * policy keeps from its worker is still reported: a nap that ends on time is a rest (only
+	 * a nap overrun, the worker waiting for a core, is not counted as waiting), and so is a
+	 * worker's time before its first task */
+	mode = M_KEEP;
+	struct sb_rt *rt = rt_with(&stack_ops, 2, 50, 10002, 1000000000);
+	sleep_ms(50);
+	sb_thread_attach(rt);
+	struct sb_job_desc d = { .cls = 1 };
+	struct sb_job *j = sb_job_create(rt, &d);
+	uint64_t t0 = sb_now_ns();
+	sb_job_submit(j, sb_task_new(j, leaf, NULL));
+	sb_job_wait(j);
+	uint64_t took = ms_since(t0);
+	sb_job_put(j);
+	cr_expect_eq(sb_nsuspended(rt), 0, "the workers napped, they never suspended");
+	const char *f = sb_rt_failure(rt);
+	cr_assert(f, "the task kept from the napping worker is reported");
+	static const char stall[] = "STALL: worker 1's queue has held 1 runnable tasks";
+	cr_expect(!strncmp(f, stall, sizeof stall - 1), "named a stall of that queue: %s", f);
+	cr_expect(strstr(f, "sleeping 10000 us between polls"), "says the worker naps: %s", f);
+	cr_expect_lt(took, 2000, "reported within a few limits of 60 ms (took %llu ms)", (unsigned long long)took);
+	sb_rt_destroy(rt);
+}
 
 Test(liveness, sleeping_between_polls_is_no_stall, .timeout = 60)
 {
