@@ -32,7 +32,7 @@ WORKLOAD_SRC := $(wildcard workloads/*.c)
 LIB_SRC := $(CORE_SRC) $(POLICY_SRC) $(WORKLOAD_SRC)
 HDRS := $(wildcard core/*.h policies/*.h workloads/*.h harness/*.h)
 
-.PHONY: all deps test check layers unit canaries stress clang valgrind bench bench-core clean help schedbed compare plot sweep peers reproduce sweep-test sim-test validate-sim metg fuzz fuzz-slice
+.PHONY: all deps test check layers unit canaries stress clang valgrind bench bench-core clean help schedbed compare plot sweep peers reproduce sweep-test sim-test validate-sim calibrate metg fuzz fuzz-slice
 
 ## all         build the program, build/release/schedbed (what a plain `make` does), and its library
 all: deps $(B)/release/schedbed
@@ -204,6 +204,14 @@ sweep-test: deps $(B)/release/schedbed $(B)/release/patterns_tbb
 ## validate-sim  the simulator against this machine: every policy on oltp, forkjoin, tiny, wake at 1 and 2 workers, native vs sim (timing runs: idle machine): results/validate-sim/<time>/
 validate-sim: deps $(B)/release/schedbed
 	$(PYTHON) scripts/validate_sim.py --schedbed $(B)/release/schedbed $(VALIDATE_ARGS)
+
+# The simulator's calibration: the primitives on the core's own queues and the native executor.
+$(B)/release/calibrate: sim/calibrate.c $(B)/release/libschedbed.a
+	$(CC) $(BASE_CFLAGS) $(RELEASE_FLAGS) $^ $(PKG_LIBS) -o $@
+
+## calibrate   measure on this machine the costs the simulator charges and rewrite sim/costs.txt (commit it; an idle machine reads true)
+calibrate: deps $(B)/release/schedbed $(B)/release/calibrate
+	$(PYTHON) scripts/calibrate.py --schedbed $(B)/release/schedbed --calibrate $(B)/release/calibrate $(CALIBRATE_ARGS)
 
 ## sim-test    the SimGrid executor: determinism, accounting at 64 simulated workers for every policy, native/sim agreement, bad input
 sim-test: deps $(B)/release/schedbed

@@ -56,8 +56,9 @@ struct sb_tls {
  * (the core's calls into the policy and its own idle path). The native executor ignores them:
  * there the operations cost what they cost. Names are the keys of the cost file. */
 enum sb_cost {
-	SB_COST_PUSH,        /* a submit through the policy */
-	SB_COST_POP,         /* a local pop that found a task, with the core's per-task overhead */
+	SB_COST_PUSH,        /* a submit through the policy, with the core's per-task overhead (every
+	                        task is submitted; not every one is popped through the policy) */
+	SB_COST_POP,         /* a local pop that found a task */
 	SB_COST_POP_EMPTY,   /* a local pop that found nothing */
 	SB_COST_STEAL,       /* a steal sweep that found a task */
 	SB_COST_STEAL_EMPTY, /* a steal sweep that found nothing */
@@ -86,8 +87,8 @@ struct sb_exec_ops {
 	uint64_t (*now)(void);
 	void (*work)(uint64_t ns);
 	void (*sleep)(uint64_t ns);
-	void (*charge)(enum sb_cost c, int line, int self);
-	void (*topology)(unsigned nworkers, const unsigned *socket);
+	void (*charge)(enum sb_cost c, int line, int self, const void *task);
+	void (*topology)(unsigned nworkers, const unsigned *socket, const char *policy);
 };
 
 /* NULL: native. Written once by sb_exec_use before any thread starts; read-only afterwards. */
@@ -141,7 +142,7 @@ static inline void sb_exec_unpark(SB_ATOMIC_U32 *addr, int n)
 static inline void sb_cpu_relax(void)
 {
 	if (sb_exec_virtual()) {
-		sb_exec_vt->charge(SB_COST_RELAX, -1, -1);
+		sb_exec_vt->charge(SB_COST_RELAX, -1, -1, NULL);
 		return;
 	}
 #if defined(__x86_64__) || defined(__i386__)
@@ -153,7 +154,7 @@ static inline void sb_cpu_relax(void)
 static inline void sb_exec_yield(void)
 {
 	if (sb_exec_virtual()) {
-		sb_exec_vt->charge(SB_COST_YIELD, -1, -1);
+		sb_exec_vt->charge(SB_COST_YIELD, -1, -1, NULL);
 		return;
 	}
 	sched_yield();
@@ -167,18 +168,22 @@ void sb_exec_sleep_ns(uint64_t ns);
  * the native hot path does not even test for it. line >= 0 names a
  * contended cache line (a worker's queue by worker index; nworkers for a shared queue):
  * operations on one line serialise on it, and one from another core than the line's last user
- * pays a transfer, dearer across sockets. Native: nothing (the hardware charges). */
-static inline void sb_exec_charge(enum sb_cost c, int line, int self)
+ * pays a transfer, dearer across sockets. `task` (or NULL) is the task pushed, popped or
+ * stolen: the executor remembers the line a push put it on, so that its pop or steal pays on
+ * that line (the victim's queue, the shared queue), which the core cannot see. Native: nothing
+ * (the hardware charges). */
+static inline void sb_exec_charge(enum sb_cost c, int line, int self, const void *task)
 {
 	if (sb_exec_virtual())
-		sb_exec_vt->charge(c, line, self);
+		sb_exec_vt->charge(c, line, self, task);
 }
 
-/* Tell a virtual executor the socket of each worker (for line transfers). */
-static inline void sb_exec_topology(unsigned nworkers, const unsigned *socket)
+/* Tell a virtual executor the socket of each worker (for line transfers) and the policy (its
+ * cost table may price a policy's pop apart). */
+static inline void sb_exec_topology(unsigned nworkers, const unsigned *socket, const char *policy)
 {
 	if (sb_exec_virtual())
-		sb_exec_vt->topology(nworkers, socket);
+		sb_exec_vt->topology(nworkers, socket, policy);
 }
 
 /* The wake protocol's asymmetric barrier (core/worker.c). register: true when the sleeper's

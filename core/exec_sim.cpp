@@ -45,6 +45,10 @@ namespace sg4 = simgrid::s4u;
 
 namespace {
 
+/* How far an actor's owed costs may run ahead of the clock before it pays them (see charge):
+ * a few queue operations' worth, small beside any task or wait it would otherwise pay with. */
+constexpr double SB_SIM_AHEAD_NS = 1000;
+
 struct actor_state {
 	struct sb_tls tls = {};
 	sg4::SemaphorePtr sem = sg4::Semaphore::create(0); /* parking */
@@ -59,10 +63,14 @@ struct line_state {
 
 struct sim_state {
 	double cost[SB_NR_COSTS] = {};
+	/* "NAME@POLICY" lines of the cost file, applied by topology() once the policy is known */
+	std::unordered_map<std::string, std::vector<std::pair<int, double>>> policy_cost;
 	std::string version = "unknown";
 	std::string platform;
 	std::unordered_map<const void *, std::deque<actor_state *>> waiters;
 	std::vector<line_state> lines;
+	/* the line each queued task was pushed on (see charge): its pop or steal pays there */
+	std::unordered_map<const void *, int> placed;
 	std::vector<unsigned> socket;
 	sg4::Host *host = nullptr;
 	double busy = 0; /* simulated CPU time: every ns spent, none slept or parked */
@@ -198,10 +206,29 @@ void unpark(SB_ATOMIC_U32 *addr, int n)
 		me()->debt += S.cost[SB_COST_WAKE];
 }
 
-void charge(enum sb_cost c, int line, int self)
+void charge(enum sb_cost c, int line, int self, const void *task)
 {
 	actor_state *a = me();
 	double cost = S.cost[c];
+	if (task) {
+		/* a push notes its line; a pop or steal takes the task from the line it was pushed on:
+		 * the shared queue for a global policy, the victim's queue for a steal */
+		if (c == SB_COST_PUSH) {
+			if (line >= 0)
+				S.placed[task] = line;
+			else
+				S.placed.erase(task);
+		} else {
+			auto it = S.placed.find(task);
+			if (it != S.placed.end()) {
+				line = it->second;
+				S.placed.erase(it);
+			}
+		}
+	}
+	/* an empty sweep looks at every other worker's queue; the cost is per victim */
+	if (c == SB_COST_STEAL_EMPTY && S.socket.size() > 1)
+		cost *= (double)(S.socket.size() - 1);
 	if (line >= 0 && (size_t)line < S.lines.size()) {
 		line_state &l = S.lines[(size_t)line];
 		if (l.owner != self && l.owner >= 0 && self >= 0) {
@@ -216,14 +243,21 @@ void charge(enum sb_cost c, int line, int self)
 		l.owner = self;
 		cost = l.free_at - t;
 	}
-	if (c == SB_COST_RELAX || c == SB_COST_YIELD)
-		spend(a, cost);
-	else
-		a->debt += cost;
+	/* Spin iterations and yields pay at once; anything else pays with the next work or wait,
+	 * or here once the actor is SB_SIM_AHEAD_NS ahead of the clock. Without that bound a loop
+	 * that only calls the policy (a conditional task popped before its time and queued again,
+	 * a task yielding at once) would never give the clock, and the awaited actor, a turn. */
+	a->debt += cost;
+	if (c == SB_COST_RELAX || c == SB_COST_YIELD || a->debt >= SB_SIM_AHEAD_NS)
+		spend(a, 0);
 }
 
-void topology(unsigned n, const unsigned *socket)
+void topology(unsigned n, const unsigned *socket, const char *policy)
 {
+	auto pc = S.policy_cost.find(policy);
+	if (pc != S.policy_cost.end())
+		for (auto &kv : pc->second)
+			S.cost[kv.first] = kv.second;
 	S.socket.assign(socket, socket + n);
 	S.lines.assign((size_t)n + 1, line_state{}); /* one per worker queue, one shared */
 	unsigned nsock = 0;
@@ -258,7 +292,8 @@ const struct sb_exec_ops sim_ops = {
 	"sim", thread_start, thread_join, park, unpark, now, work, sleep, charge, topology,
 };
 
-/* The cost file: "# comment", "version V", and one "name ns" line per cost (sb_cost_names). */
+/* The cost file: "# comment", "version V", one "name ns" line per cost (sb_cost_names), and
+ * optional "name@policy ns" lines that replace one cost for one policy. */
 int load_costs(const char *path, char *err, size_t errlen)
 {
 	FILE *f = fopen(path, "r");
@@ -278,17 +313,30 @@ int load_costs(const char *path, char *err, size_t errlen)
 			S.version = val;
 			continue;
 		}
+		char *at = strchr(key, '@');
+		if (at)
+			*at = 0;
 		int k = -1;
 		for (int c = 0; c < SB_NR_COSTS; c++)
 			if (!strcmp(key, sb_cost_names[c]))
 				k = c;
 		char *end;
 		double v = strtod(val, &end);
-		if (k < 0 || *end || !(v >= 0)) {
-			snprintf(err, errlen, "%s:%d: expected 'NAME NS' with NAME one of the costs (push, pop, ...) "
-				 "and NS >= 0", path, lineno);
+		if (k < 0 || *end || !(v >= 0) || (at && !at[1])) {
+			snprintf(err, errlen, "%s:%d: expected 'NAME NS' or 'NAME@POLICY NS' with NAME one of the costs "
+				 "(push, pop, ...) and NS >= 0", path, lineno);
 			rc = -EINVAL;
 			break;
+		}
+		/* a spin iteration or a yield that takes no time would never let the clock move */
+		if ((k == SB_COST_RELAX || k == SB_COST_YIELD) && v <= 0) {
+			snprintf(err, errlen, "%s:%d: relax and yield must cost more than 0 ns", path, lineno);
+			rc = -EINVAL;
+			break;
+		}
+		if (at) {
+			S.policy_cost[at + 1].emplace_back(k, v);
+			continue;
 		}
 		S.cost[k] = v;
 		seen[k] = true;
@@ -299,11 +347,6 @@ int load_costs(const char *path, char *err, size_t errlen)
 			snprintf(err, errlen, "%s: cost '%s' is missing", path, sb_cost_names[c]);
 			rc = -EINVAL;
 		}
-	/* a spin iteration or a yield that takes no time would never let the clock move */
-	if (rc == 0 && (S.cost[SB_COST_RELAX] <= 0 || S.cost[SB_COST_YIELD] <= 0)) {
-		snprintf(err, errlen, "%s: relax and yield must cost more than 0 ns", path);
-		rc = -EINVAL;
-	}
 	return rc;
 }
 

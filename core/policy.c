@@ -135,7 +135,7 @@ SB_HOT_INLINE int sb_policy_submit(struct sb_thread *tc, struct sb_task *t, bool
 	if (wrapped) {
 		chaos(rt);
 		/* a virtual executor's price: the target worker's queue line, or the shared one */
-		sb_exec_charge(SB_COST_PUSH, where >= 0 ? where : where == SB_TO_ANY ? (int)rt->n : -1, tc->worker);
+		sb_exec_charge(SB_COST_PUSH, where >= 0 ? where : where == SB_TO_ANY ? (int)rt->n : -1, tc->worker, t);
 	}
 	return where;
 }
@@ -145,7 +145,7 @@ static SB_COLD struct sb_task *pop_wrapped(struct sb_rt *rt, unsigned self)
 {
 	chaos(rt);
 	struct sb_task *t = rt->ops->pop(rt->pstate, self);
-	sb_exec_charge(t ? SB_COST_POP : SB_COST_POP_EMPTY, (int)self, (int)self);
+	sb_exec_charge(t ? SB_COST_POP : SB_COST_POP_EMPTY, (int)self, (int)self, t);
 	return checked(rt, t, self, "pop");
 }
 
@@ -166,8 +166,8 @@ struct sb_task *sb_policy_steal(struct sb_rt *rt, unsigned self)
 {
 	chaos(rt);
 	struct sb_task *t = rt->ops->steal(rt->pstate, self);
-	/* the victim is the policy's choice, unknown here: the line transfer is in the cost */
-	sb_exec_charge(t ? SB_COST_STEAL : SB_COST_STEAL_EMPTY, -1, (int)self);
+	/* the victim is the policy's choice, unknown here: the executor knows the stolen task's line */
+	sb_exec_charge(t ? SB_COST_STEAL : SB_COST_STEAL_EMPTY, -1, (int)self, t);
 	return checked(rt, t, self, "steal");
 }
 

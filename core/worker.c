@@ -211,7 +211,7 @@ static int exec_topology(struct sb_rt *rt)
 		hwloc_obj_t pkg = pu ? hwloc_get_ancestor_obj_by_type(rt->topo, HWLOC_OBJ_PACKAGE, pu) : NULL;
 		socket[i] = pkg ? pkg->logical_index : 0;
 	}
-	sb_exec_topology(rt->n, socket);
+	sb_exec_topology(rt->n, socket, rt->ops->name);
 	free(socket);
 	return 0;
 }

@@ -37,6 +37,20 @@ def one(sb, pol, wl, threads, ex, duration, out):
     return {"tput": s["throughput"], "p50": a["p50"], "p99": a["p99"]}
 
 
+def costs_version(out):
+    """The cost table the simulated runs used, from one of their meta.json files."""
+    runs = os.path.join(out, "runs")
+    for d in sorted(os.listdir(runs)):
+        try:
+            with open(os.path.join(runs, d, "meta.json")) as f:
+                ex = json.load(f)["executor"]
+        except (OSError, KeyError, ValueError):
+            continue
+        if ex.get("name") == "sim":
+            return f"version {ex.get('costs_version')}"
+    return "unknown"
+
+
 def err(sim, nat):
     return 100.0 * (sim - nat) / nat if nat else float("nan")
 
@@ -55,6 +69,7 @@ def main():
     out = a.out or os.path.join("results", "validate-sim", time.strftime("%Y%m%dT%H%M%SZ", time.gmtime()))
     os.makedirs(out, exist_ok=True)
     rows, cells = [], []
+    load0 = os.getloadavg()[0]
     for wl in wls:
         for pol in pols:
             for threads in (1, 2):
@@ -70,19 +85,23 @@ def main():
         w = csv.writer(f)
         w.writerow(["policy", "workload", "threads", "executor", "jobs_per_s", "p50_ns", "p99_ns", "error"])
         w.writerows(rows)
-    lines = ["| workload | policy | workers | native jobs/s | sim jobs/s | tput err % | p50 err % | native p99 us | "
-             "sim p99 us | p99 err % |", "|---|---|---|---|---|---|---|---|---|---|"]
+    load1 = os.getloadavg()[0]
+    lines = [f"Cost table {costs_version(out)}; load average {load0:.1f} when the runs began, {load1:.1f} when they "
+             "ended (native runs on a shared machine read slow).", "",
+             "| workload | policy | workers | native jobs/s | sim jobs/s | err % | native p50 us | sim p50 us | err % | "
+             "native p99 us | sim p99 us | err % |", "|---|---|---|---|---|---|---|---|---|---|---|---|"]
     ok_t = ok_p = n = 0
     for pol, wl, threads, r in cells:
         nat, sim = r["native"], r["sim"]
         if "error" in nat or "error" in sim:
-            lines.append(f"| {wl} | {pol} | {threads} | failed: {nat.get('error', sim.get('error'))} |||||||")
+            lines.append(f"| {wl} | {pol} | {threads} | failed: {nat.get('error', sim.get('error'))} |||||||||")
             continue
         et, e50, e99 = err(sim["tput"], nat["tput"]), err(sim["p50"], nat["p50"]), err(sim["p99"], nat["p99"])
         n += 1
         ok_t += abs(et) <= 15
         ok_p += abs(e99) <= 25
-        lines.append(f"| {wl} | {pol} | {threads} | {nat['tput']:.0f} | {sim['tput']:.0f} | {et:+.0f} | {e50:+.0f} | "
+        lines.append(f"| {wl} | {pol} | {threads} | {nat['tput']:.0f} | {sim['tput']:.0f} | {et:+.0f} | "
+                     f"{nat['p50'] / 1e3:.1f} | {sim['p50'] / 1e3:.1f} | {e50:+.0f} | "
                      f"{nat['p99'] / 1e3:.0f} | {sim['p99'] / 1e3:.0f} | {e99:+.0f} |")
     lines.append("")
     lines.append(f"cells: {n}; throughput within 15%: {ok_t}; p99 within 25%: {ok_p}")

@@ -16,6 +16,14 @@ What is asserted:
                 native and simulated runs do the same jobs and tasks; the simulation spends the
                 work's 0.8 s of CPU within 2%, the native run at least 0.8x and at most 2x that
                 (CPU, not wall time: this machine is shared)
+  progress      every registered policy on oltp at 2 simulated workers for 0.2 simulated seconds
+                ends within 60 s of wall time and exits 0 (a loop that calls only the policy, such as a
+                conditional task popped before its time and queued again, must still move the
+                virtual clock, or the simulation never ends)
+  costs         a "push@POLICY" line of the cost file prices that policy's submits alone: with
+                push@stealing at 100 us, a 1-worker chain of 2000 tasks with no work spends at least
+                0.19 s of simulated CPU under stealing, and fifo (no such line) stays below 0.05 s;
+                meta.json records the cost each run used
   bad input     an unknown executor and an unusable cost file: exit 2, one line naming the
                 valid choices or the problem, nothing written
 Each failure prints what differed; the exit status is the number of failed checks.
@@ -41,10 +49,12 @@ def check(cond, what):
         FAILS.append(what)
 
 
-def run(sb, args, out, executor="sim"):
+def run(sb, args, out, executor="sim", timeout=600):
     cmd = [sb, "run", "-q", "--executor", executor] + args + ["--out", out]
-    p = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
-    return p
+    try:
+        return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return subprocess.CompletedProcess(cmd, -1, "", f"no end after {timeout} s of wall time: hung")
 
 
 def read(path):
@@ -128,6 +138,36 @@ def agreement(sb, tmp):
     check(0.8 * ideal <= cpu <= 2 * ideal, f"agreement: native CPU {cpu:.3f} s between 0.8 and 2 x {ideal:.3f} s")
 
 
+def progress(sb, tmp):
+    for pol in policy_names(sb):
+        d = os.path.join(tmp, "prog-" + pol)
+        p = run(sb, ["--policy", pol, "--workload", "oltp", "--threads", "2", "-d", "0.2", "--warmup", "0.05"], d,
+                timeout=60)
+        check(p.returncode == 0, f"progress {pol}: oltp at 2 workers ends and exits 0 ({p.returncode}: "
+              f"{p.stderr.strip()[:300]})")
+        if p.returncode == 0:
+            check(summary(d)["jobs"] > 0, f"progress {pol}: jobs finished ({summary(d)['jobs']})")
+
+
+def costs(sb, tmp):
+    base = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "sim", "costs.txt")
+    path = os.path.join(tmp, "costs-pop.txt")
+    with open(base) as f, open(path, "w") as g:
+        g.write(f.read() + "push@stealing 100000\n")
+    for pol, lo, hi in (("stealing", 0.19, 1.0), ("fifo", 0.0, 0.05)):
+        d = os.path.join(tmp, "costs-" + pol)
+        p = run(sb, ["--policy", pol, "--workload", "micro", "--threads", "1", "-n", "1", "--set", "pattern=chain",
+                     "--set", "length=2000", "--sim-costs", path], d)
+        check(p.returncode == 0, f"costs {pol}: exits 0 ({p.returncode}: {p.stderr.strip()[:300]})")
+        if p.returncode:
+            continue
+        cpu = summary(d)["cpu"]["user_s"]
+        with open(os.path.join(d, "meta.json")) as f:
+            push = json.load(f)["executor"]["costs_ns"]["push"]
+        check(lo <= cpu < hi and (push == 100000) == (pol == "stealing"),
+              f"costs {pol}: simulated CPU {cpu:.3f} s in [{lo}, {hi}), push charged {push} ns")
+
+
 def bad_input(sb, tmp):
     base = ["--policy", "stealing", "--workload", "micro", "-n", "2"]
     d = os.path.join(tmp, "bad1")
@@ -146,13 +186,14 @@ def bad_input(sb, tmp):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--schedbed", required=True)
-    ap.add_argument("--only", choices=["determinism", "accounting", "agreement", "bad_input"])
+    ap.add_argument("--only", choices=["determinism", "accounting", "agreement", "progress", "costs",
+                                           "bad_input"])
     a = ap.parse_args()
     sb = os.path.abspath(a.schedbed)
     tmp = tempfile.mkdtemp(prefix="schedbed-sim-")
     try:
         for name, fn in (("determinism", determinism), ("accounting", accounting), ("agreement", agreement),
-                         ("bad_input", bad_input)):
+                         ("progress", progress), ("costs", costs), ("bad_input", bad_input)):
             if not a.only or a.only == name:
                 fn(sb, tmp)
     finally:

@@ -10,9 +10,13 @@ runs are oversubscribed on purpose. The last line is "N passed, M failed"; the l
 counts the runs and the tasks executed.
 
 Usage: matrix.py --schedbed PATH [--chaos SEED] [--threads 1,2,4,8] [--only POLICY] [--scale K] [--jobs N]
+                 [--executor native|sim] [--timeout S]
 
 --jobs runs N cases side by side (default 2): most runs are oversubscribed and spend much of their
 time suspended or sanitizer-bound on one thread, so two at a time keep both cores busy.
+--executor sim runs the same cases on the simulator (virtual workers: any thread count is cheap);
+--timeout fails a run that has not ended after S seconds of wall time, as a hang (the simulator's
+typical defect: a loop that never lets the virtual clock move).
 """
 import argparse
 import concurrent.futures
@@ -72,6 +76,8 @@ def main():
     ap.add_argument("--only", help="one policy")
     ap.add_argument("--scale", type=int, default=1, help="multiply every case's --jobs by this")
     ap.add_argument("--jobs", type=int, default=2, help="cases run side by side")
+    ap.add_argument("--executor", choices=["native", "sim"], default="native")
+    ap.add_argument("--timeout", type=float, help="seconds of wall time before a run counts as hung")
     a = ap.parse_args()
     threads = [int(t) for t in a.threads.split(",")]
     policies = names(a.schedbed, "policies")
@@ -98,12 +104,16 @@ def main():
         seed = a.chaos * 1000 + i
         out = os.path.join(work, f"r{i}")
         args = [a.schedbed, "run", "--quiet", "--check", "--policy", p, "--workload", w, "--threads", str(n),
-                "--seed", str(i + 1), "--out", out, "--chaos", str(seed), "--set", "stall_limit=20000"]
+                "--seed", str(i + 1), "--out", out, "--chaos", str(seed), "--set", "stall_limit=20000",
+                "--executor", a.executor]
         for s in sets:
             args += ["--set", s]
         case = [str(int(x) * a.scale) if k > 0 and case[k - 1] == "--jobs" else x for k, x in enumerate(case)]
         args += case
-        r = subprocess.run(args, capture_output=True, text=True, env=env)
+        try:
+            r = subprocess.run(args, capture_output=True, text=True, env=env, timeout=a.timeout)
+        except subprocess.TimeoutExpired:
+            r = subprocess.CompletedProcess(args, -1, "", f"no end after {a.timeout:g} s: hung")
         label = f"{p}{'[' + ','.join(sets) + ']' if sets else ''} x {w} {' '.join(case[2:])} threads={n}"
         return i, out, label, r
 

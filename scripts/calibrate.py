@@ -1,0 +1,160 @@
+#!/usr/bin/python3
+"""calibrate.py - measure the simulator's costs on this machine and write the cost file.
+
+    calibrate.py [--schedbed BIN] [--calibrate BIN] [--out sim/costs.txt] [--note TEXT]
+
+Two sources. The primitives (push, pop and steal on the core's deque, a spin iteration, a yield,
+a futex wake-up and the way back from a park, a cache-line transfer between two cores) come from
+the calibrate program (sim/calibrate.c), the fastest of 31 rounds (a busy machine only adds). Each policy's per-task overhead
+comes from whole native runs of schedbed: the micro workload's chain (each task spawns the next,
+no work) at 1 worker, the CPU time a longer chain adds per task it adds, median of 3 pairs; that overhead minus the push becomes
+the policy's `push@POLICY` (a submit with the core's per-task overhead, as the simulator charges
+it: every task is submitted through the policy, while some are taken without a policy call, from
+the caller's own list under serial and hybrid).
+The transfer to another socket needs a machine with two; on one socket the file keeps the
+previous value (never below the measured `line`) and says so. The header records the date, the machine, the git commit and the
+load average: a measurement on a busy machine reads high.
+"""
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+from bench_core import machine
+from sbresults import policy_names
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+ORDER = ["push", "pop", "pop_empty", "steal", "steal_empty", "wake", "park", "relax", "yield", "line", "line_remote"]
+CHAINS = (200000, 2000000)  # two chain lengths: the difference cancels start-up and end
+
+
+def sockets():
+    ids = set()
+    base = "/sys/devices/system/cpu"
+    for d in os.listdir(base):
+        p = os.path.join(base, d, "topology", "physical_package_id")
+        if os.path.exists(p):
+            with open(p) as f:
+                ids.add(f.read().strip())
+    return max(1, len(ids))
+
+
+def git_sha(out):
+    """The commit measured, +changes when tracked files other than the cost file differ from it."""
+    p = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short=12", "HEAD"], capture_output=True, text=True)
+    dirty = subprocess.run(["git", "-C", ROOT, "status", "--porcelain", "--untracked-files=no", "--", ".",
+                            ":!" + os.path.relpath(os.path.abspath(out), ROOT)], capture_output=True,
+                           text=True).stdout.strip()
+    return (p.stdout.strip() or "unknown") + ("+changes" if dirty else "")
+
+
+def previous(path):
+    old = {}
+    if os.path.exists(path):
+        with open(path) as f:
+            for line in f:
+                parts = line.split()
+                if len(parts) == 2 and not line.startswith("#"):
+                    old[parts[0]] = parts[1]
+    return old
+
+
+def chain_cpu(sb, pol, length, d):
+    """(CPU seconds, tasks) of one native 1-worker chain of `length` tasks with no work."""
+    cmd = [sb, "run", "-q", "--policy", pol, "--workload", "micro", "--threads", "1", "-n", "1",
+           "--set", "pattern=chain", "--set", f"length={length}", "--set", "work_ns=0", "--out", d]
+    p = subprocess.run(cmd, capture_output=True, text=True)
+    if p.returncode:
+        sys.exit(f"calibrate.py: {' '.join(cmd)} failed: {p.stderr.strip()}")
+    with open(os.path.join(d, "summary.json")) as f:
+        s = json.load(f)
+    return s["cpu"]["user_s"] + s["cpu"]["sys_s"], s["tasks"]
+
+
+def per_task(sb, pol, tmp):
+    """CPU ns per task of a 1-worker chain with no work: the CPU difference between a short and a
+    long chain over their difference in tasks (start-up, the other threads' and the end's CPU
+    cancel), median of 3 pairs."""
+    vals = []
+    for rep in range(3):
+        (c0, n0), (c1, n1) = (chain_cpu(sb, pol, n, os.path.join(tmp, f"{pol}-{rep}-{n}")) for n in CHAINS)
+        vals.append((c1 - c0) * 1e9 / (n1 - n0))
+    return statistics.median(vals)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--schedbed", default=os.path.join(ROOT, "build", "release", "schedbed"))
+    ap.add_argument("--calibrate", default=os.path.join(ROOT, "build", "release", "calibrate"))
+    ap.add_argument("--out", default=os.path.join(ROOT, "sim", "costs.txt"))
+    ap.add_argument("--note", default="", help="a line for the header (e.g. what else ran meanwhile)")
+    a = ap.parse_args()
+    load0 = os.getloadavg()[0]
+    p = subprocess.run([a.calibrate], capture_output=True, text=True)
+    if p.returncode:
+        sys.exit(f"calibrate.py: {a.calibrate} failed: {p.stderr.strip()}")
+    cost = {}
+    for line in p.stdout.splitlines():
+        k, v = line.split()
+        cost[k] = float(v)
+    old = previous(a.out)
+    nsock = sockets()
+    remote_note = ("line_remote: this machine has one socket, so it cannot be measured here; kept from the "
+                   "previous file (an estimate, not a measurement), at least `line`")
+    cost["line_remote"] = max(float(old.get("line_remote", 150)), cost["line"])
+    pols = policy_names(a.schedbed)
+    task = {}
+    with tempfile.TemporaryDirectory(prefix="schedbed-calibrate-") as tmp:
+        for pol in pols:
+            task[pol] = per_task(a.schedbed, pol, tmp)
+            print(f"calibrate: {pol:13} {task[pol]:.0f} ns per task", flush=True)
+    load1 = os.getloadavg()[0]
+    # the simulator refuses a spin iteration or a yield that costs nothing
+    cost["relax"] = max(cost["relax"], 1.0)
+    cost["yield"] = max(cost["yield"], 1.0)
+    stamp = time.strftime("%Y-%m-%dT%H:%MZ", time.gmtime())
+    sha = git_sha(a.out)
+    m = machine()
+    lines = [
+        "# schedbed simulator cost table: nanoseconds the SimGrid executor (core/exec_sim.cpp) charges per",
+        "# operation; the names are core/exec.h's enum sb_cost. Format: \"version V\", then \"NAME NS\" lines;",
+        "# \"NAME@POLICY NS\" replaces NAME for that policy only.",
+        "#",
+        f"# Measured by `make calibrate` (scripts/calibrate.py, sim/calibrate.c) on {stamp} at commit {sha}.",
+        f"# Machine: {m['cpu']}, {m['cores']} hardware threads, Linux {m['kernel']}; {nsock} socket"
+        + ("s." if nsock > 1 else "."),
+        f"# Load average {load0:.1f} at the start, {load1:.1f} at the end"
+        + (" (a busy machine: every figure reads high, the two-thread ones most)." if max(load0, load1) > 1.5 else "."),
+    ]
+    if a.note:
+        lines.append(f"# {a.note}")
+    lines += [
+        "# Primitives: the fastest of 31 rounds (other processes only add time). push, pop, pop_empty,",
+        "# steal, steal_empty: the core's deque, owner's and thief's side, without a line transfer (`line`",
+        "# prices that); steal_empty is one empty victim, charged per victim a sweep visits. wake: the",
+        "# waker's futex call; park: from that call until the sleeper runs again. relax: one pause;",
+        "# yield: one sched_yield; line: half the round trip of a cache line bounced between two threads.",
+        f"# push@POLICY: CPU time per task of a 1-worker chain with no work (the CPU {CHAINS[1]} tasks take",
+        f"# beyond {CHAINS[0]}, over the extra tasks; median of 3 pairs of native runs) minus pop: the policy's callbacks and the core's per-task path, charged on the",
+        "# submit because every task passes there (the caller's own list is popped without a policy call).",
+        f"# {remote_note}",
+        "# Re-measure: make calibrate (rewrites this file; commit it).",
+        f"version {stamp[:10]}-{sha}",
+    ]
+    lines += [f"{k} {cost[k]:.1f}" for k in ORDER]
+    for pol in pols:
+        lines.append(f"push@{pol} {max(task[pol] - cost['pop'], cost['push']):.1f}")
+    tmpf = a.out + ".tmp"
+    with open(tmpf, "w") as f:
+        f.write("\n".join(lines) + "\n")
+    os.replace(tmpf, a.out)
+    print(f"calibrate: wrote {a.out}")
+
+
+if __name__ == "__main__":
+    main()

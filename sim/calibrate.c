@@ -1,0 +1,239 @@
+/*
+ * calibrate.c - measures on this machine the primitive costs the simulator charges (core/exec.h's
+ * enum sb_cost), on the core's own queues and the native executor's primitives, and prints one
+ * "NAME NS" line per cost. scripts/calibrate.py adds each policy's per-task overhead (whole
+ * native runs) and writes the cost file; `make calibrate` runs both.
+ *
+ * Every figure is the smallest of ROUNDS rounds, each the mean over many operations: another
+ * process that takes the core, or the partner thread's, only ever adds time, so the fastest round
+ * is the one closest to the operation's own cost on a busy machine. Timed with the native clock
+ * (sb_exec_now via sb_now_ns). Costs that need two threads (a cache-line transfer, wake-up to
+ * running) take a round trip between two threads and halve it; on a machine with one socket the
+ * transfer to another socket cannot be measured, and is not printed (the caller keeps an
+ * estimate and says so).
+ */
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <urcu/urcu-memb.h>
+
+#include "../core/exec.h"
+#include "../core/queue.h"
+
+#define ROUNDS 31
+#define OPS 4096 /* queue operations per round: a deque and a fifo segment or two, all in cache */
+#define PINGS 2000 /* round trips per round for the two-thread costs */
+
+static struct sb_task tasks[OPS];
+
+static double least(const double *v, int n)
+{
+	double m = v[0];
+	for (int i = 1; i < n; i++)
+		m = v[i] < m ? v[i] : m;
+	return m;
+}
+
+/* ---- one thread: the queues, a spin iteration, a yield ---- */
+
+struct qcosts {
+	double push, pop, pop_empty, steal, steal_empty;
+};
+
+static struct qcosts queue_costs(void)
+{
+	double push[ROUNDS], pop[ROUNDS], empty[ROUNDS], steal[ROUNDS], sempty[ROUNDS];
+	struct sb_deque d;
+	if (sb_deque_init(&d, 14)) {
+		fprintf(stderr, "calibrate: out of memory\n");
+		exit(1);
+	}
+	for (int r = 0; r < ROUNDS; r++) {
+		bool published = false;
+		uint64_t t0 = sb_now_ns();
+		for (int i = 0; i < OPS; i++)
+			sb_deque_push(&d, &tasks[i], false);
+		uint64_t t1 = sb_now_ns();
+		for (int i = 0; i < OPS; i++)
+			if (!sb_deque_pop(&d, &published))
+				abort();
+		uint64_t t2 = sb_now_ns();
+		for (int i = 0; i < OPS; i++)
+			if (sb_deque_pop(&d, &published))
+				abort();
+		uint64_t t3 = sb_now_ns();
+		/* a thief's view: every task published (eager), then taken from the shared end */
+		for (int i = 0; i < OPS; i++)
+			sb_deque_push(&d, &tasks[i], true);
+		uint64_t t4 = sb_now_ns();
+		for (int i = 0; i < OPS; i++)
+			if (!sb_deque_take(&d))
+				abort();
+		uint64_t t5 = sb_now_ns();
+		for (int i = 0; i < OPS; i++)
+			if (sb_deque_take(&d))
+				abort();
+		uint64_t t6 = sb_now_ns();
+		push[r] = (double)(t1 - t0) / OPS;
+		pop[r] = (double)(t2 - t1) / OPS;
+		empty[r] = (double)(t3 - t2) / OPS;
+		steal[r] = (double)(t5 - t4) / OPS;
+		sempty[r] = (double)(t6 - t5) / OPS;
+	}
+	sb_deque_fini(&d);
+	return (struct qcosts){ least(push, ROUNDS), least(pop, ROUNDS), least(empty, ROUNDS), least(steal, ROUNDS),
+				least(sempty, ROUNDS) };
+}
+
+static double relax_cost(void)
+{
+	double v[ROUNDS];
+	for (int r = 0; r < ROUNDS; r++) {
+		uint64_t t0 = sb_now_ns();
+		for (int i = 0; i < 100 * OPS; i++)
+			sb_cpu_relax();
+		v[r] = (double)(sb_now_ns() - t0) / (100 * OPS);
+	}
+	return least(v, ROUNDS);
+}
+
+static double yield_cost(void)
+{
+	double v[ROUNDS];
+	for (int r = 0; r < ROUNDS; r++) {
+		uint64_t t0 = sb_now_ns();
+		for (int i = 0; i < OPS; i++)
+			sb_exec_yield();
+		v[r] = (double)(sb_now_ns() - t0) / OPS;
+	}
+	return least(v, ROUNDS);
+}
+
+/* ---- two threads: a cache line bounced between them; a park and its wake-up ---- */
+
+static _Atomic uint32_t ball __attribute__((aligned(64)));
+static SB_ATOMIC_U32 word[2] __attribute__((aligned(64)));
+static _Atomic uint64_t wake_ns; /* the partner's total time inside its wake calls */
+
+/* Line: each thread waits for its parity and increments, so every increment moves the line. */
+static void *line_partner(void *arg)
+{
+	uint32_t n = (uint32_t)(uintptr_t)arg;
+	for (uint32_t v = 1; v < n; v += 2) {
+		/* acquire/release: the ball is the only data; pairs with the other thread's store */
+		while (atomic_load_explicit(&ball, memory_order_acquire) != v)
+			sb_cpu_relax();
+		atomic_store_explicit(&ball, v + 1, memory_order_release);
+	}
+	return NULL;
+}
+
+/* Short rounds, many of them: the two threads must share the two cores undisturbed for a whole
+ * round, which on a busy machine happens only for short stretches. */
+#define LINE_ROUNDS 201
+#define LINE_PINGS 200
+
+static double line_cost(void)
+{
+	double v[LINE_ROUNDS];
+	for (int r = 0; r < LINE_ROUNDS; r++) {
+		struct sb_xthread th;
+		uint64_t t0 = 0;
+		/* relaxed: no thread reads it before the start below publishes it */
+		atomic_store_explicit(&ball, 0, memory_order_relaxed);
+		if (sb_exec_thread_start(&th, "line", line_partner, (void *)(uintptr_t)(2 * LINE_PINGS + 2)))
+			abort();
+		/* one round trip first, so that the clock starts once the partner runs */
+		uint32_t x = 1;
+		for (;; x += 2) {
+			/* release/acquire: as in line_partner */
+			atomic_store_explicit(&ball, x, memory_order_release);
+			while (atomic_load_explicit(&ball, memory_order_acquire) != x + 1)
+				sb_cpu_relax();
+			if (x == 1)
+				t0 = sb_now_ns();
+			if (x + 1 == 2 * LINE_PINGS + 2)
+				break;
+		}
+		uint64_t t1 = sb_now_ns();
+		sb_exec_thread_join(&th);
+		v[r] = (double)(t1 - t0) / (2 * LINE_PINGS); /* two transfers per round trip */
+	}
+	return least(v, LINE_ROUNDS);
+}
+
+/* Park/wake: thread i parks on word[i] until it reads 1; the other sets it, notes the time and
+ * wakes it. wake: the waker's call; park: from that call to the sleeper running again. */
+static _Atomic uint64_t sent_at, park_ns;
+
+static void hand_over(int to)
+{
+	/* relaxed: ordered before the word's release store below, read after its acquire load */
+	atomic_store_explicit(&sent_at, sb_now_ns(), memory_order_relaxed);
+	/* release: pairs with the acquire load in wait_turn */
+	atomic_store_explicit(&word[to], 1, memory_order_release);
+	uint64_t t0 = sb_now_ns();
+	sb_exec_unpark(&word[to], 1);
+	/* relaxed: a sum read after the join */
+	atomic_fetch_add_explicit(&wake_ns, sb_now_ns() - t0, memory_order_relaxed);
+}
+
+static void wait_turn(int me)
+{
+	/* acquire: pairs with the release store in hand_over */
+	while (!atomic_load_explicit(&word[me], memory_order_acquire))
+		sb_exec_park(&word[me], 0, 0);
+	/* relaxed: sent_at was stored before the word (see hand_over); the sum is read after the join */
+	atomic_fetch_add_explicit(&park_ns, sb_now_ns() - atomic_load_explicit(&sent_at, memory_order_relaxed),
+				  memory_order_relaxed);
+	/* relaxed: only this thread reads its word until it hands over, which orders it */
+	atomic_store_explicit(&word[me], 0, memory_order_relaxed);
+}
+
+static void *park_partner(void *arg)
+{
+	for (int i = 0; i < PINGS / 4; i++) {
+		wait_turn(1);
+		hand_over(0);
+	}
+	return NULL;
+}
+
+static void park_costs(double *wake, double *park)
+{
+	double w[ROUNDS], p[ROUNDS];
+	for (int r = 0; r < ROUNDS; r++) {
+		struct sb_xthread th;
+		/* relaxed: published by the thread start */
+		atomic_store_explicit(&wake_ns, 0, memory_order_relaxed);
+		atomic_store_explicit(&park_ns, 0, memory_order_relaxed);
+		if (sb_exec_thread_start(&th, "park", park_partner, NULL))
+			abort();
+		for (int i = 0; i < PINGS / 4; i++) {
+			hand_over(1);
+			wait_turn(0);
+		}
+		sb_exec_thread_join(&th);
+		double handoffs = 2.0 * (PINGS / 4);
+		/* relaxed: the join ordered the partner's additions */
+		w[r] = (double)atomic_load_explicit(&wake_ns, memory_order_relaxed) / handoffs;
+		p[r] = (double)atomic_load_explicit(&park_ns, memory_order_relaxed) / handoffs;
+	}
+	*wake = least(w, ROUNDS);
+	*park = least(p, ROUNDS);
+}
+
+int main(void)
+{
+	urcu_memb_register_thread();
+	struct qcosts q = queue_costs();
+	double wake, park;
+	park_costs(&wake, &park);
+	printf("push %.1f\npop %.1f\npop_empty %.1f\nsteal %.1f\nsteal_empty %.1f\n", q.push, q.pop, q.pop_empty,
+	       q.steal, q.steal_empty);
+	printf("wake %.1f\npark %.1f\nrelax %.1f\nyield %.1f\nline %.1f\n", wake, park, relax_cost(), yield_cost(),
+	       line_cost());
+	urcu_memb_unregister_thread();
+	return 0;
+}
