@@ -89,44 +89,26 @@ static inline uint64_t sb_fifo_base(struct sb_fifo_seg *s)
 	return atomic_load_explicit(&s->base, memory_order_relaxed);
 }
 
-/* The segment holding position pos, from s (a segment at or before it), linking new segments
- * as needed and moving `tail` forward on the way. */
-static inline struct sb_fifo_seg *sb_fifo_seg_at(struct sb_fifo *q, struct sb_fifo_seg *s, uint64_t pos)
-{
-	while (pos - sb_fifo_base(s) >= SB_FIFO_SEG) {
-		/* acquire: pairs with the release CAS that linked it (its base and empty cells) */
-		struct sb_fifo_seg *next = atomic_load_explicit(&s->next, memory_order_acquire);
-		if (!next) {
-			struct sb_fifo_seg *n = sb_fifo_seg_new(sb_fifo_base(s) + SB_FIFO_SEG);
-			/* release: publishes n's base and cells; acquire on failure: the winner's
-			 * segment, as the load above */
-			if (atomic_compare_exchange_strong_explicit(&s->next, &next, n, memory_order_release,
-								    memory_order_acquire))
-				next = n;
-			else
-				sb_fifo_seg_unused(n);
-		}
-		struct sb_fifo_seg *expect = s;
-		/* release: a producer that loads tail (acquire) and then claims a position gets one
-		 * at or after next's base, because our claim, which led us here, came first */
-		atomic_compare_exchange_strong_explicit(&q->tail, &expect, next, memory_order_release,
-							memory_order_relaxed);
-		s = next;
-	}
-	return s;
-}
+/* queue.c: the rest of a push whose position lies past segment s (once per SB_FIFO_SEG
+ * pushes): walks and links segments, stores the task, leaves the critical section. */
+void sb_fifo_push_far(struct sb_fifo *q, struct sb_fifo_seg *s, uint64_t pos, struct sb_task *t);
 
 static inline __attribute__((always_inline)) void sb_fifo_push(struct sb_fifo *q, struct sb_task *t)
 {
 	urcu_memb_read_lock();
-	/* acquire: pairs with the release CASes that move tail (see sb_fifo_seg_at) */
+	/* acquire: pairs with the release CASes that move tail (see sb_fifo_push_far) */
 	struct sb_fifo_seg *s = atomic_load_explicit(&q->tail, memory_order_acquire);
 	/* relaxed: a read-modify-write reads the latest value, so the claimed position is at or
 	 * after the base of the tail segment loaded above; the cell store publishes */
 	uint64_t pos = atomic_fetch_add_explicit(&q->enq, 1, memory_order_relaxed);
-	s = sb_fifo_seg_at(q, s, pos);
+	uint64_t i = pos - sb_fifo_base(s);
+	if (__builtin_expect(i >= SB_FIFO_SEG, 0)) {
+		/* a tail call: the common case keeps nothing across a call */
+		sb_fifo_push_far(q, s, pos, t);
+		return;
+	}
 	/* release: publishes the task's fields; pairs with the acquire load in the pops */
-	atomic_store_explicit(&s->cells[pos - sb_fifo_base(s)], t, memory_order_release);
+	atomic_store_explicit(&s->cells[i], t, memory_order_release);
 	urcu_memb_read_unlock();
 }
 
@@ -141,7 +123,7 @@ static __attribute__((noinline, cold)) struct sb_fifo_seg *sb_fifo_leave(struct 
 						     memory_order_acquire))
 		return expect;
 	expect = s;
-	/* release: as in sb_fifo_seg_at; tail must not point at a segment that gets reused */
+	/* release: as in sb_fifo_push_far (queue.c); tail must not point at a segment that gets reused */
 	atomic_compare_exchange_strong_explicit(&q->tail, &expect, next, memory_order_release, memory_order_relaxed);
 	sb_fifo_seg_retire(s);
 	return next;
@@ -166,7 +148,7 @@ static inline __attribute__((always_inline)) unsigned sb_fifo_pop_batch(struct s
 			continue;
 		}
 		if (i >= SB_FIFO_SEG) {
-			/* acquire: as in sb_fifo_seg_at */
+			/* acquire: as in sb_fifo_push_far (queue.c) */
 			struct sb_fifo_seg *next = atomic_load_explicit(&s->next, memory_order_acquire);
 			if (!next)
 				break; /* empty, or the next segment's producer has not linked it yet */
@@ -190,10 +172,35 @@ static inline __attribute__((always_inline)) unsigned sb_fifo_pop_batch(struct s
 	return k;
 }
 
+/* queue.c: sb_fifo_pop_batch for one task, out of line. */
+struct sb_task *sb_fifo_pop_far(struct sb_fifo *q);
+
+/* Any thread: the oldest task, or NULL when empty (or when the next producer has not stored
+ * yet). The common case, inline: the position is inside the head segment and the claim
+ * succeeds at the first try. Anything else (a segment to leave, consumers that moved on, a lost
+ * claim) leaves the critical section and starts over in sb_fifo_pop_far, a tail call: nothing
+ * read here is used there. */
 static inline struct sb_task *sb_fifo_pop(struct sb_fifo *q)
 {
-	struct sb_task *t = NULL;
-	return sb_fifo_pop_batch(q, &t, 1) ? t : NULL;
+	urcu_memb_read_lock();
+	/* acquire: as in sb_fifo_pop_batch (pairs with the release CAS in sb_fifo_leave) */
+	struct sb_fifo_seg *s = atomic_load_explicit(&q->head, memory_order_acquire);
+	/* acquire: as in sb_fifo_pop_batch (pairs with the release half of the claiming CAS) */
+	uint64_t d = atomic_load_explicit(&q->deq, memory_order_acquire);
+	uint64_t i = d - sb_fifo_base(s);
+	if (__builtin_expect(i < SB_FIFO_SEG, 1)) {
+		/* acquire: pairs with the producer's release store of the cell */
+		struct sb_task *t = atomic_load_explicit(&s->cells[i], memory_order_acquire);
+		/* acq_rel: claims position d, as in sb_fifo_pop_batch; relaxed on failure: nothing
+		 * loaded is used after a failure */
+		if (!t || atomic_compare_exchange_strong_explicit(&q->deq, &d, d + 1, memory_order_acq_rel,
+								  memory_order_relaxed)) {
+			urcu_memb_read_unlock();
+			return t;
+		}
+	}
+	urcu_memb_read_unlock();
+	return sb_fifo_pop_far(q);
 }
 
 static inline size_t sb_fifo_len(struct sb_fifo *q)

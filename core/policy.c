@@ -122,15 +122,10 @@ void sb_policy_destroy(struct sb_rt *rt)
 	rt->pstate = NULL;
 }
 
-static SB_COLD int bad_placement(struct sb_rt *rt, struct sb_task *t, int where)
-{
-	sb_fail(rt, "policy %s placed task %llu of job %llu on worker %d; valid workers are 0..%u",
-		rt->ops->name, (unsigned long long)t->seq, (unsigned long long)t->job->id, where, rt->n - 1);
-	return SB_TO_NOWAKE; /* the task is wherever the policy put it; there is no such worker to wake */
-}
-
 /* `wrapped` is a constant at each call site: sb_place has already tested rt->slow once for
- * check, chaos and a virtual executor, and calls with true only from its cold path. */
+ * check, chaos and a virtual executor, and calls with true only from its cold path. The result
+ * is checked by sb_place: a placement on the caller's own worker is valid by construction, so
+ * only the others are compared with the worker count. */
 SB_HOT_INLINE int sb_policy_submit(struct sb_thread *tc, struct sb_task *t, bool wrapped)
 {
 	struct sb_rt *rt = tc->rt;
@@ -142,8 +137,6 @@ SB_HOT_INLINE int sb_policy_submit(struct sb_thread *tc, struct sb_task *t, bool
 		/* a virtual executor's price: the target worker's queue line, or the shared one */
 		sb_exec_charge(SB_COST_PUSH, where >= 0 ? where : where == SB_TO_ANY ? (int)rt->n : -1, tc->worker, t);
 	}
-	if (__builtin_expect(where >= (int)rt->n, 0))
-		return bad_placement(rt, t, where);
 	return where;
 }
 

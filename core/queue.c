@@ -147,6 +147,47 @@ void sb_fifo_seg_retire(struct sb_fifo_seg *s)
 	urcu_memb_call_rcu(&s->rcu, seg_reclaim);
 }
 
+/* The segment holding position pos, from s (a segment at or before it), linking new segments
+ * as needed and moving `tail` forward on the way. */
+static struct sb_fifo_seg *seg_at(struct sb_fifo *q, struct sb_fifo_seg *s, uint64_t pos)
+{
+	while (pos - sb_fifo_base(s) >= SB_FIFO_SEG) {
+		/* acquire: pairs with the release CAS that linked it (its base and empty cells) */
+		struct sb_fifo_seg *next = atomic_load_explicit(&s->next, memory_order_acquire);
+		if (!next) {
+			struct sb_fifo_seg *n = sb_fifo_seg_new(sb_fifo_base(s) + SB_FIFO_SEG);
+			/* release: publishes n's base and cells; acquire on failure: the winner's
+			 * segment, as the load above */
+			if (atomic_compare_exchange_strong_explicit(&s->next, &next, n, memory_order_release,
+								    memory_order_acquire))
+				next = n;
+			else
+				sb_fifo_seg_unused(n);
+		}
+		struct sb_fifo_seg *expect = s;
+		/* release: a producer that loads tail (acquire) and then claims a position gets one
+		 * at or after next's base, because our claim, which led us here, came first */
+		atomic_compare_exchange_strong_explicit(&q->tail, &expect, next, memory_order_release,
+							memory_order_relaxed);
+		s = next;
+	}
+	return s;
+}
+
+void sb_fifo_push_far(struct sb_fifo *q, struct sb_fifo_seg *s, uint64_t pos, struct sb_task *t)
+{
+	s = seg_at(q, s, pos);
+	/* release: as in sb_fifo_push */
+	atomic_store_explicit(&s->cells[pos - sb_fifo_base(s)], t, memory_order_release);
+	urcu_memb_read_unlock(); /* the lock is sb_fifo_push's */
+}
+
+struct sb_task *sb_fifo_pop_far(struct sb_fifo *q)
+{
+	struct sb_task *t = NULL;
+	return sb_fifo_pop_batch(q, &t, 1) ? t : NULL;
+}
+
 int sb_fifo_init(struct sb_fifo *q)
 {
 	struct sb_fifo_seg *s = sb_fifo_seg_new(0);

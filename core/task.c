@@ -234,7 +234,13 @@ static void place_note(struct sb_thread *tc, struct sb_task *t)
 		t->flags |= SB_TF_DOOMED;
 }
 
-/* After the policy's submit: wake whoever the placement calls for. */
+static SB_COLD void bad_placement(struct sb_rt *rt, struct sb_task *t, int where)
+{
+	sb_fail(rt, "policy %s placed task %llu of job %llu on worker %d; valid workers are 0..%u",
+		rt->ops->name, (unsigned long long)t->seq, (unsigned long long)t->job->id, where, rt->n - 1);
+}
+
+/* After the policy's submit: check the placement and wake whoever it calls for. */
 static inline void place_wake(struct sb_thread *tc, struct sb_task *t, int where, bool stealable)
 {
 	struct sb_rt *rt = tc->rt;
@@ -247,6 +253,10 @@ static inline void place_wake(struct sb_thread *tc, struct sb_task *t, int where
 				sb_publish(rt);
 			return;
 		}
+		if (__builtin_expect(where >= (int)rt->n, 0)) {
+			bad_placement(rt, t, where);
+			return; /* the task is wherever the policy put it; there is no such worker to wake */
+		}
 		sb_wake_worker(rt, (unsigned)where, stealable);
 		return;
 	}
@@ -258,27 +268,46 @@ static inline void place_wake(struct sb_thread *tc, struct sb_task *t, int where
 	place_special(tc, t, where);
 }
 
-/* sb_place with check mode, chaos, the monitor (the stall watchdog) or a virtual executor on. */
+/* sb_place with check mode, chaos, the monitor (the stall watchdog) or a virtual executor on,
+ * or for a sticky task. */
 static SB_COLD void place_wrapped(struct sb_thread *tc, struct sb_task *t)
 {
-	place_note(tc, t);
-	bool stealable = !(t->flags & SB_TF_STICKY);
+	struct sb_rt *rt = tc->rt;
 	/* relaxed: configuration bits, set before workers start */
-	bool wrap = atomic_load_explicit(&tc->rt->slow, memory_order_relaxed) & SB_SLOW_WRAP;
-	place_wake(tc, t, sb_policy_submit(tc, t, wrap), stealable);
+	uint32_t slow = atomic_load_explicit(&rt->slow, memory_order_relaxed);
+	if (slow & (SB_SLOW_WRAP | SB_SLOW_MONITOR))
+		place_note(tc, t);
+	bool stealable = !(t->flags & SB_TF_STICKY);
+	place_wake(tc, t, sb_policy_submit(tc, t, slow & SB_SLOW_WRAP), stealable);
+}
+
+/* Everything after a plain submit that did not land on the caller's own queue. Out of line, so
+ * that the common case keeps nothing but tc across the policy's call. */
+static __attribute__((noinline)) void place_elsewhere(struct sb_thread *tc, struct sb_task *t, int where)
+{
+	place_wake(tc, t, where, true);
 }
 
 SB_HOT_INLINE void sb_place(struct sb_thread *tc, struct sb_task *t)
 {
-	/* relaxed: configuration bits, set before workers start */
-	if (__builtin_expect(atomic_load_explicit(&tc->rt->slow, memory_order_relaxed) & (SB_SLOW_WRAP | SB_SLOW_MONITOR),
+	/* One test for the rare cases: a run-wide mode that wraps the policy's call, or a sticky task
+	 * (bound to its transaction's worker, never work for others). Past it the task is
+	 * stealable, so nothing read before the submit is needed after it (once queued, the task
+	 * may already be running elsewhere: it is not read again).
+	 * relaxed: configuration bits, set before workers start */
+	if (__builtin_expect((atomic_load_explicit(&tc->rt->slow, memory_order_relaxed) & (SB_SLOW_WRAP | SB_SLOW_MONITOR)) |
+				     (t->flags & SB_TF_STICKY),
 			     0)) {
 		place_wrapped(tc, t);
 		return;
 	}
-	/* read before the submit: once queued, the task may already be running elsewhere */
-	bool stealable = !(t->flags & SB_TF_STICKY);
-	place_wake(tc, t, sb_policy_submit(tc, t, false), stealable);
+	int where = sb_policy_submit(tc, t, false);
+	if (__builtin_expect(where == tc->worker && where >= 0, 1)) {
+		/* our own queue, and the task may be stolen: work for others (idle.c's protocol) */
+		sb_publish(tc->rt);
+		return;
+	}
+	place_elsewhere(tc, t, where);
 }
 
 void sb_spawn(struct sb_task *t)

@@ -197,20 +197,36 @@ static __attribute__((noinline, cold)) void count_first(struct wl_clients *cs)
 	tcount_inc(tcount_register(cs));
 }
 
+/* Counts a task in this thread's block for cs; false (nothing counted) when the thread has no
+ * block for cs yet. The generation, not the pointer, says whether the block belongs to cs: a set
+ * freed and another allocated at the same address must not reuse the old block. */
+static inline bool count_cached(struct wl_clients *cs)
+{
+	if (__builtin_expect(my_tcount_gen != cs->gen, 0))
+		return false;
+	tcount_inc(my_tcount);
+	return true;
+}
+
 void wl_count_task(struct wl_clients *cs)
 {
-	/* the generation, not the pointer, says whether this thread's block belongs to cs: a set
-	 * freed and another allocated at the same address must not reuse the old block */
-	if (__builtin_expect(my_tcount_gen != cs->gen, 0)) {
+	if (!count_cached(cs))
 		count_first(cs);
-		return;
-	}
-	tcount_inc(my_tcount);
+}
+
+/* wl_task's first task on a thread for a set: out of line, so that the common case is a
+ * count and a tail call, with no registers to save */
+static __attribute__((noinline, cold)) struct sb_task *task_first(struct wl_clients *cs, struct sb_job *j,
+								      sb_task_fn fn, void *arg)
+{
+	count_first(cs);
+	return sb_task_new(j, fn, arg);
 }
 
 struct sb_task *wl_task(struct wl_clients *cs, struct sb_job *j, sb_task_fn fn, void *arg)
 {
-	wl_count_task(cs);
+	if (!count_cached(cs))
+		return task_first(cs, j, fn, arg);
 	return sb_task_new(j, fn, arg);
 }
 
