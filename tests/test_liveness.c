@@ -222,13 +222,9 @@ static void sleep_ms(long ms)
 	nanosleep(&ts, NULL);
 }
 
-/* Two workers that suspend after five empty rounds; one job once both sleep. */
-static struct sb_rt *one_job_to_sleepers(enum mode m, uint64_t *took)
+/* One job of class 1 on rt, timed from submission to completion. */
+static void one_job(struct sb_rt *rt, uint64_t *took)
 {
-	mode = m;
-	struct sb_rt *rt = rt_with(&stack_ops, 2, 100, 0, 5);
-	sleep_ms(200);
-	cr_assert_eq(sb_nsuspended(rt), 2, "both workers suspended before the job");
 	sb_thread_attach(rt);
 	struct sb_job_desc d = { .cls = 1 };
 	struct sb_job *j = sb_job_create(rt, &d);
@@ -237,6 +233,16 @@ static struct sb_rt *one_job_to_sleepers(enum mode m, uint64_t *took)
 	sb_job_wait(j);
 	*took = ms_since(t0);
 	sb_job_put(j);
+}
+
+/* Two workers that suspend after five empty rounds; one job once both sleep. */
+static struct sb_rt *one_job_to_sleepers(enum mode m, uint64_t *took)
+{
+	mode = m;
+	struct sb_rt *rt = rt_with(&stack_ops, 2, 100, 0, 5);
+	sleep_ms(200);
+	cr_assert_eq(sb_nsuspended(rt), 2, "both workers suspended before the job");
+	one_job(rt, took);
 	return rt;
 }
 
@@ -283,14 +289,8 @@ Test(liveness, work_kept_from_a_napping_worker_is_a_stall, .timeout = 60)
 	mode = M_KEEP;
 	struct sb_rt *rt = rt_with(&stack_ops, 2, 50, 10002, 1000000000);
 	sleep_ms(50);
-	sb_thread_attach(rt);
-	struct sb_job_desc d = { .cls = 1 };
-	struct sb_job *j = sb_job_create(rt, &d);
-	uint64_t t0 = sb_now_ns();
-	sb_job_submit(j, sb_task_new(j, leaf, NULL));
-	sb_job_wait(j);
-	uint64_t took = ms_since(t0);
-	sb_job_put(j);
+	uint64_t took;
+	one_job(rt, &took);
 	cr_expect_eq(sb_nsuspended(rt), 0, "the workers napped, they never suspended");
 	const char *f = sb_rt_failure(rt);
 	cr_assert(f, "the task kept from the napping worker is reported");
