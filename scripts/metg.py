@@ -27,6 +27,9 @@ work can look parallel. The probes are next to their runs in time only when the 
 order on one machine, as `sweep.py run` does; on a cluster give `sweep.py slurm --max-parallel 1
 --exclusive`.
 
+A system may be a policy with parameters, `--policies stealing,stealing+steal_half=true+local_order=lifo`:
+it is run with those --set values and reported under the name as written.
+
 Sweep: for each repetition (seed = rep number), pattern and iteration count (from
 --max-iterations down by powers of two to --min-iterations), every system runs, in an order that
 rotates from level to level, a bounded run of several executions of the graph; the first
@@ -78,13 +81,23 @@ def systems_of(a):
     pols = split_list(a.policies, "--policies") if a.policies else policy_names(a.schedbed)
     known = policy_names(a.schedbed)
     for p in pols:
-        if p not in known:
-            die(f"--policies: unknown policy '{p}'; valid: {', '.join(known)}")
+        base, sets = policy_sets(p)
+        if base not in known:
+            die(f"--policies: unknown policy '{base}'; valid: {', '.join(known)}")
+        if any("=" not in kv or kv.startswith("=") for kv in sets):
+            die(f"--policies: '{p}': write a configured policy as POLICY+NAME=VALUE[+NAME=VALUE...]")
     peers = split_list(a.peers, "--peers") if a.peers else []
     for p in peers:
         if p not in PEERS:
             die(f"--peers: unknown peer '{p}'; valid: {', '.join(PEERS)}")
     return [("policy", p) for p in pols] + [("peer", p) for p in peers]
+
+
+def policy_sets(system_name):
+    """'stealing+steal_half=true+local_order=lifo' -> ('stealing', ['steal_half=true', 'local_order=lifo']):
+    a policy with parameters is a system of its own, named as written."""
+    base, *sets = system_name.split("+")
+    return base, sets
 
 
 def executions(a, iterations, steps):
@@ -101,17 +114,19 @@ def line_of(a, system, role, pattern, iterations, steps, rep, threads, n):
              "width": a.width, "steps": steps, "graphs": a.graphs, "iterations": iterations}
     execs = executions(a, iterations, steps)
     ident = f"metg.{n:06d}.{role}.{name}.{pattern}.{iterations}.r{rep}"
-    tags = {"experiment": "metg", "config": name, "label": name, "rep": rep, "policy": name if kind == "policy" else "",
-            "workload": "patterns", "seed": rep, "sets": "", "kind": kind, "role": role, "pattern": pattern,
+    base, sets = policy_sets(name) if kind == "policy" else (name, [])
+    tags = {"experiment": "metg", "config": name, "label": name, "rep": rep, "policy": base if kind == "policy" else "",
+            "workload": "patterns", "seed": rep, "sets": " ".join(sets), "kind": kind, "role": role, "pattern": pattern,
             "iterations": iterations, "threads": threads, "executions": execs}
     if kind == "peer":
         args = ["--threads", str(threads), "--reps", str(execs), "--seed", str(rep)]
         args += [x for k, v in shape.items() for x in (f"--{k}", str(v))]
         return {"id": ident, "out": f"runs/{ident}", "timing": True, "slim": ["peer.csv"], "program": PEERS[name][0],
                 "args": args, "env": {"OMP_NUM_THREADS": str(threads)}, "tags": tags}
-    args = ["--policy", name, "--workload", "patterns", "--threads", str(threads), "--warmup", "0",
+    args = ["--policy", base, "--workload", "patterns", "--threads", str(threads), "--warmup", "0",
             "--jobs", str(execs), "--seed", str(rep)]
     args += [x for k, v in shape.items() for x in ("--set", f"{k}={v}")]
+    args += [x for kv in sets for x in ("--set", kv)]
     # the per-job latencies and the per-worker counts are what the analysis reads
     return {"id": ident, "out": f"runs/{ident}", "timing": True, "slim": ["jobs.csv.gz", "workers.csv"],
             "program": "schedbed", "args": args, "tags": tags}
@@ -398,7 +413,8 @@ def main():
     e.add_argument("--out", required=True, help="the sweep directory (new)")
     e.add_argument("--schedbed", default=DEFAULT_SCHEDBED, help="asked for its policies (default %(default)s)")
     e.add_argument("--patterns", help=f"comma-separated (default: all): {', '.join(PATTERNS)}")
-    e.add_argument("--policies", help="comma-separated (default: every registered policy)")
+    e.add_argument("--policies", help="comma-separated (default: every registered policy); a policy with "
+                   "parameters is a system of its own: POLICY+NAME=VALUE[+NAME=VALUE...]")
     e.add_argument("--peers", default="omp,tbb", help="comma-separated, of: omp, tbb (default %(default)s)")
     e.add_argument("--threads", type=int, default=2)
     e.add_argument("--width", type=int, default=4)
