@@ -121,8 +121,12 @@ $(B)/tests/test_cli.o: BASE_CFLAGS += -DSCHEDBED_BIN='"$(abspath $(B))/release/s
 $(B)/tests/schedbed-tests: | $(B)/release/schedbed
 
 ## unit        the Criterion suite alone (one line per test as it passes)
+# A failure is repeated after the last line: CI shows only the tail of a long log.
 unit: deps $(B)/tests/schedbed-tests
-	$(B)/tests/schedbed-tests --jobs 2 $(UNIT_ARGS)
+	@log=$$(mktemp) && trap 'rm -f "$$log" "$$log.rc"' EXIT; \
+	{ $(B)/tests/schedbed-tests --jobs 2 $(UNIT_ARGS); echo $$? > "$$log.rc"; } 2>&1 | tee "$$log"; \
+	rc=$$(cat "$$log.rc"); [ "$$rc" = 0 ] && exit 0; \
+	echo "== unit: the failures above, again:"; grep -E '^\[(----|FAIL)\]' "$$log" | grep -v '^\[----\] Criterion'; exit $$rc
 
 # ---- sanitizer stress (a plain binary: Criterion forks and ThreadSanitizer cannot follow) ----
 # The canary (tests/canary/) is built with exactly the stress binary's flags: its planted bugs
