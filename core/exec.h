@@ -206,8 +206,11 @@ const char *sb_exec_name(void);
 
 /* Run body(arg) as the first actor of a simulation whose costs come from costs_path (see
  * sim/costs.txt for the format); every thread it starts is an actor on the virtual clock.
+ * policies: the NULL-terminated names a "NAME@POLICY" line may use (the core does not know the
+ * registry), so that a misspelt policy is an error rather than a cost never charged.
  * Returns body's result, or -EINVAL with err set when the cost file is unusable. */
-int sb_sim_run(const char *costs_path, int (*body)(void *), void *arg, char *err, size_t errlen);
+int sb_sim_run(const char *costs_path, const char *const *policies, int (*body)(void *), void *arg, char *err,
+	       size_t errlen);
 /* After sb_sim_run: the platform and the cost table it used, for meta.json. */
 const char *sb_sim_platform(void);
 double sb_sim_cost(enum sb_cost c);

@@ -292,9 +292,17 @@ const struct sb_exec_ops sim_ops = {
 	"sim", thread_start, thread_join, park, unpark, now, work, sleep, charge, topology,
 };
 
+bool known(const char *const *names, const char *name)
+{
+	for (; *names; names++)
+		if (!strcmp(*names, name))
+			return true;
+	return false;
+}
+
 /* The cost file: "# comment", "version V", one "name ns" line per cost (sb_cost_names), and
  * optional "name@policy ns" lines that replace one cost for one policy. */
-int load_costs(const char *path, char *err, size_t errlen)
+int load_costs(const char *path, const char *const *policies, char *err, size_t errlen)
 {
 	FILE *f = fopen(path, "r");
 	if (!f) {
@@ -334,6 +342,15 @@ int load_costs(const char *path, char *err, size_t errlen)
 			rc = -EINVAL;
 			break;
 		}
+		if (at && !known(policies, at + 1)) {
+			std::string names;
+			for (const char *const *p = policies; *p; p++)
+				names += (names.empty() ? "" : ", ") + std::string(*p);
+			snprintf(err, errlen, "%s:%d: unknown policy '%s' after '@'; valid policies are: %s", path, lineno,
+				 at + 1, names.c_str());
+			rc = -EINVAL;
+			break;
+		}
 		if (at) {
 			S.policy_cost[at + 1].emplace_back(k, v);
 			continue;
@@ -352,9 +369,10 @@ int load_costs(const char *path, char *err, size_t errlen)
 
 } // namespace
 
-extern "C" int sb_sim_run(const char *costs_path, int (*body)(void *), void *arg, char *err, size_t errlen)
+extern "C" int sb_sim_run(const char *costs_path, const char *const *policies, int (*body)(void *), void *arg,
+			  char *err, size_t errlen)
 {
-	int rc = load_costs(costs_path, err, errlen);
+	int rc = load_costs(costs_path, policies, err, errlen);
 	if (rc)
 		return rc;
 	static char prog[] = "schedbed", quiet[] = "--log=root.thresh:warning";

@@ -179,7 +179,12 @@ int main(int argc, char **argv)
 			rc = BENCH_EXIT_OK;
 		} else if (strcmp(o.executor, "sim") == 0) {
 			char err[512];
-			rc = sb_sim_run(o.sim_costs, run_body, &o, err, sizeof err);
+			const char *names[64];
+			size_t n = 0;
+			for (const struct sb_policy_ops *const *p = sb_policies; *p && n + 1 < sizeof names / sizeof *names; p++)
+				names[n++] = (*p)->name;
+			names[n] = NULL;
+			rc = sb_sim_run(o.sim_costs, names, run_body, &o, err, sizeof err);
 			if (rc < 0) {
 				bench_error("%s", err);
 				rc = BENCH_EXIT_USAGE;

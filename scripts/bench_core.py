@@ -39,6 +39,7 @@ import tempfile
 import time
 
 from sbresults import die, job_rows
+from sweep import tree_state
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -61,8 +62,12 @@ def machine():
                     break
     except OSError:
         pass
+    sha, changed = tree_state()
+    # the commit and the load it started under: what a reader needs to trust or redo the table
     return {"cpu": model, "cores": os.cpu_count(), "kernel": platform.release(),
-            "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+            "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+            "commit": (sha or "unknown") + (" (with uncommitted changes)" if changed else ""),
+            "load average at start": " ".join(f"{x:.2f}" for x in os.getloadavg())}
 
 
 def schedbed_argv(sb, c, size, threads):

@@ -24,8 +24,9 @@ What is asserted:
                 push@stealing at 100 us, a 1-worker chain of 2000 tasks with no work spends at least
                 0.19 s of simulated CPU under stealing, and fifo (no such line) stays below 0.05 s;
                 meta.json records the cost each run used
-  bad input     an unknown executor and an unusable cost file: exit 2, one line naming the
-                valid choices or the problem, nothing written
+  bad input     an unknown executor, an unusable cost file and a cost for a policy that does not
+                exist (push@stealng): exit 2, one line naming the valid choices or the problem,
+                nothing written
 Each failure prints what differed; the exit status is the number of failed checks.
 """
 import argparse
@@ -181,6 +182,15 @@ def bad_input(sb, tmp):
     p = run(sb, base + ["--sim-costs", costs], d)
     check(p.returncode == 2 and p.stderr.count("\n") == 1 and "is missing" in p.stderr and not os.path.exists(d),
           f"bad input: incomplete cost file ({p.returncode}: {p.stderr.strip()})")
+    # a misspelt policy after '@' would be a cost that is never charged
+    base_costs = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "sim", "costs.txt")
+    with open(base_costs) as f, open(costs, "w") as g:
+        g.write(f.read() + "push@stealng 100000\n")
+    d = os.path.join(tmp, "bad3")
+    p = run(sb, base + ["--sim-costs", costs], d)
+    check(p.returncode == 2 and p.stderr.count("\n") == 1 and "unknown policy 'stealng'" in p.stderr
+          and "valid policies are: serial, stealing" in p.stderr and not os.path.exists(d),
+          f"bad input: unknown policy in NAME@POLICY ({p.returncode}: {p.stderr.strip()})")
 
 
 def main():

@@ -63,6 +63,27 @@ def test_every_run_has_a_probe_on_either_side(tmp):
     assert again == lines
 
 
+def test_a_configured_policy_is_a_system_of_its_own(tmp):
+    d = os.path.join(tmp, "c")
+    metg("expand", "--out", d, "--schedbed", SCHEDBED, "--policies", "stealing,stealing+steal_half=true+local_order=lifo",
+         "--peers", "tbb", "--patterns", "trivial", "--reps", "1", "--max-iterations", "64", "--min-iterations", "64",
+         check=0)
+    runs = {}
+    for ln in manifest(d):
+        if ln["tags"]["kind"] == "policy":
+            runs.setdefault(ln["tags"]["config"], []).append(ln["args"])
+    assert set(runs) == {"stealing", "stealing+steal_half=true+local_order=lifo"}, set(runs)
+    for args in runs["stealing+steal_half=true+local_order=lifo"]:
+        assert args[args.index("--policy") + 1] == "stealing", args
+        assert "steal_half=true" in args and "local_order=lifo" in args, args
+    for args in runs["stealing"]:
+        assert "steal_half=true" not in args, args
+    for bad, why in (("stealing+steal_half", "POLICY+NAME=VALUE"), ("stealng+a=b", "unknown policy 'stealng'")):
+        st, _, err = metg("expand", "--out", os.path.join(tmp, "bad"), "--schedbed", SCHEDBED, "--policies", bad)
+        assert st != 0 and why in err and err.count("\n") == 1, (bad, st, err)
+        assert not os.path.exists(os.path.join(tmp, "bad")), "a manifest from bad input"
+
+
 def test_report_refuses_an_unfinished_sweep(tmp):
     d = os.path.join(tmp, "s")
     tiny(d)
@@ -108,7 +129,8 @@ def main():
         if not os.access(prog, os.X_OK):
             print(f"test_metg.py: {prog} is missing (make schedbed peers)", file=sys.stderr)
             return 2
-    return run_tests([test_every_run_has_a_probe_on_either_side, test_report_refuses_an_unfinished_sweep,
+    return run_tests([test_every_run_has_a_probe_on_either_side, test_a_configured_policy_is_a_system_of_its_own,
+                      test_report_refuses_an_unfinished_sweep,
                       test_tiny_sweep_end_to_end], "METG through the manifest runner")
 
 
