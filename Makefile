@@ -105,19 +105,23 @@ $(eval $(call sanitized_program,asan,$$(ASAN_FLAGS)))
 $(eval $(call sanitized_program,clang,$$(CLANG_FLAGS)))
 
 # ---- tests ----
-TEST_SRC := $(wildcard tests/*.c)
+# The suite is laid out like the tree: tests/core/, tests/policies/, tests/workloads/, tests/harness/
+# (stress/ and canary/ are separate programs, built below).
+TEST_DIRS := core policies workloads harness
+TEST_SRC := $(foreach d,$(TEST_DIRS),$(wildcard tests/$(d)/*.c))
+TEST_HDRS := $(wildcard tests/*.h $(foreach d,$(TEST_DIRS),tests/$(d)/*.h))
 
 # Test sources are compiled without LTO: Criterion registers tests in ELF sections that
 # link-time optimisation would discard as unused. The library is still linked with LTO.
-$(B)/tests/%.o: tests/%.c $(wildcard tests/*.h) $(HDRS) | deps
+$(B)/tests/%.o: tests/%.c $(TEST_HDRS) $(HDRS) | deps
 	@mkdir -p $(dir $@)
 	$(CC) $(BASE_CFLAGS) -O2 -Wno-missing-field-initializers -c $< -o $@
 
 $(B)/tests/schedbed-tests: $(patsubst tests/%.c,$(B)/tests/%.o,$(TEST_SRC)) $(B)/release/libschedbed.a
 	$(CC) $(BASE_CFLAGS) -O2 -flto=auto $^ $(PKG_LIBS) -lcriterion -o $@
 
-# tests/test_cli.c runs the program itself: it must exist first, and the test must know where.
-$(B)/tests/test_cli.o: BASE_CFLAGS += -DSCHEDBED_BIN='"$(abspath $(B))/release/schedbed"' -DSB_SRCDIR='"$(CURDIR)"'
+# tests/harness/ runs the program itself: it must exist first, and the tests must know where.
+$(B)/tests/harness/%.o: BASE_CFLAGS += -DSCHEDBED_BIN='"$(abspath $(B))/release/schedbed"' -DSB_SRCDIR='"$(CURDIR)"'
 $(B)/tests/schedbed-tests: | $(B)/release/schedbed
 
 ## unit        the Criterion suite alone (one line per test as it passes)

@@ -1,7 +1,7 @@
 /*
  * outputs.c - `schedbed outputs`: the one reference for what a run writes, every column of
  * jobs.csv and workers.csv and every key of summary.json and meta.json, with units, the time
- * origin and what an empty or null value means. tests/test_cli.c checks that every column and
+ * origin and what an empty or null value means. tests/harness/outputs.c checks that every column and
  * key a real run writes is described here, so a new one cannot go undocumented.
  *
  * Counter columns come from core/stats.c's sb_counter_help, policy statistics from each

@@ -11,8 +11,15 @@
 
 #include <criterion/criterion.h>
 #include <criterion/parameterized.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include <zlib.h>
 
 #include "../core/config.h"
 #include "../core/rt.h"
@@ -118,6 +125,167 @@ static inline double t_policy_stat(struct sb_rt *rt, const char *key)
 	sb_rt_policy_stats(rt, t_stat_emit, &s);
 	cr_assert(s.found, "policy %s reports %s", sb_rt_policy(rt)->name, key);
 	return s.v;
+}
+
+/* A policy, and up to three "name=value" settings, as values (Criterion re-executes). */
+struct t_case {
+	char policy[16];
+	char sets[3][48];
+};
+
+static inline struct sb_rt *case_rt(const struct t_case *c, int threads, const char *const *more)
+{
+	const char *sets[16];
+	size_t n = 0;
+	for (size_t i = 0; i < 3; i++)
+		if (c->sets[i][0])
+			sets[n++] = c->sets[i];
+	for (; more && *more && n < 15; more++)
+		sets[n++] = *more;
+	sets[n] = NULL;
+	return t_rt(c->policy, threads, sets);
+}
+
+/* One of the policy's counters, as a count. */
+static inline uint64_t stat_of(struct sb_rt *rt, const char *key)
+{
+	return (uint64_t)t_policy_stat(rt, key);
+}
+
+/* A task body that does nothing, and one that does 20 us of busy work. */
+static inline enum sb_result t_noop(struct sb_task *t)
+{
+	(void)t;
+	return SB_DONE;
+}
+
+static inline enum sb_result t_work_leaf(struct sb_task *t)
+{
+	(void)t;
+	sb_work_ns(20000);
+	return SB_DONE;
+}
+
+static inline void t_sleep_ms(long ms)
+{
+	struct timespec ts = { .tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000 };
+	nanosleep(&ts, NULL);
+}
+
+static inline void t_sleep_us(long us)
+{
+	struct timespec ts = { .tv_sec = us / 1000000, .tv_nsec = (us % 1000000) * 1000 };
+	nanosleep(&ts, NULL);
+}
+
+/* ---- running a program (the harness tests) ---- */
+
+#define PYTHON "/usr/bin/python3"
+
+struct outcome {
+	int status;        /* exit status, or 128+signal */
+	char out[1 << 16];
+	char err[1 << 14];
+};
+
+static inline char *make_tmp(void)
+{
+	char *d = strdup("/tmp/schedbed-cli-XXXXXX");
+	cr_assert(d && mkdtemp(d), "temporary directory: %s", strerror(errno));
+	return d;
+}
+
+static inline void remove_tree(const char *d)
+{
+	char cmd[1024];
+	snprintf(cmd, sizeof cmd, "rm -rf '%s'", d);
+	cr_assert_eq(system(cmd), 0, "%s", cmd);
+}
+
+/* The file's text (gzread also reads files that are not compressed). */
+static inline void slurp(const char *path, char *buf, size_t len)
+{
+	buf[0] = 0;
+	gzFile f = gzopen(path, "rb");
+	if (!f)
+		return;
+	int n = gzread(f, buf, (unsigned)(len - 1));
+	buf[n > 0 ? n : 0] = 0;
+	gzclose(f);
+}
+
+static inline pid_t spawn_in(const char *cwd, const char *cap, char *const argv[])
+{
+	char out[256], err[256];
+	snprintf(out, sizeof out, "%s/stdout", cap);
+	snprintf(err, sizeof err, "%s/stderr", cap);
+	pid_t pid = fork();
+	cr_assert(pid >= 0, "fork: %s", strerror(errno));
+	if (pid == 0) {
+		int fo = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		int fe = open(err, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		if (fo < 0 || fe < 0 || chdir(cwd) != 0 || dup2(fo, 1) < 0 || dup2(fe, 2) < 0)
+			_exit(127);
+		setenv("MPLBACKEND", "Agg", 1);
+		execv(argv[0], argv);
+		_exit(127);
+	}
+	return pid;
+}
+
+static inline void wait_for(pid_t pid, const char *cap, struct outcome *o)
+{
+	int st;
+	cr_assert_eq(waitpid(pid, &st, 0), pid);
+	o->status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+	char path[256];
+	snprintf(path, sizeof path, "%s/stdout", cap);
+	slurp(path, o->out, sizeof o->out);
+	snprintf(path, sizeof path, "%s/stderr", cap);
+	slurp(path, o->err, sizeof o->err);
+}
+
+/* Run argv (NULL-terminated) in cwd and wait. */
+static inline void run_in(const char *cwd, char *const argv[], struct outcome *o)
+{
+	char *cap = make_tmp();
+	wait_for(spawn_in(cwd, cap, argv), cap, o);
+	remove_tree(cap);
+	free(cap);
+}
+
+static inline size_t count_lines(const char *s)
+{
+	size_t n = 0;
+	for (; *s; s++)
+		n += *s == '\n';
+	return n;
+}
+
+/* Every entry of a directory (hidden ones too), sorted into one string. */
+static inline void listing(const char *dir, char *buf, size_t len)
+{
+	char cmd[1024];
+	snprintf(cmd, sizeof cmd, "ls -A '%s'", dir);
+	FILE *p = popen(cmd, "r");
+	cr_assert(p);
+	size_t n = fread(buf, 1, len - 1, p);
+	buf[n] = 0;
+	pclose(p);
+}
+
+/* Run /usr/bin/python3 -c code args...; true when it exits 0. Its stderr goes to ours. */
+static inline bool python_ok(const char *code, const char *a1, const char *a2)
+{
+	pid_t pid = fork();
+	cr_assert(pid >= 0);
+	if (pid == 0) {
+		execl(PYTHON, PYTHON, "-c", code, a1, a2, (char *)NULL);
+		_exit(127);
+	}
+	int st;
+	waitpid(pid, &st, 0);
+	return WIFEXITED(st) && WEXITSTATUS(st) == 0;
 }
 
 #endif

@@ -1,6 +1,6 @@
 /*
  * queue_stress.h - concurrent drivers for the queues of core/queue.h, shared by the Criterion
- * suite (tests/test_queues.c) and the sanitizer stress binary (tests/stress/stress.c).
+ * suite (tests/core/queue.c) and the sanitizer stress binary (tests/stress/stress.c).
  *
  * qs_deque: an owner pushes bursts into an sb_deque that starts with 16 slots (so it grows many
  * times), pops part of each burst, and publishes eagerly now and then, while thieves steal all

@@ -1,6 +1,6 @@
 /*
- * gp_common.h - what the tests of the `global` and `priority` policies share (test_gp.c,
- * test_global.c, test_priority.c): gates, a start-order log, job submission, counters.
+ * gp_common.h - what the tests of the `global` and `priority` policies share (gp.c,
+ * global.c, priority.c): gates, a start-order log, job submission, counters.
  *
  * Order is asserted only with one worker, held by a gate task while the work under test queues
  * up behind it, so what runs next is the policy's choice alone. Several-worker tests assert
@@ -16,7 +16,7 @@
 #include <pthread.h>
 #include <sched.h>
 
-#include "common.h"
+#include "../common.h"
 
 /* ---- shared pieces: gates, a start-order log, job submission, counters ---- */
 

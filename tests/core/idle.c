@@ -1,5 +1,10 @@
 /*
- * test_wake.c - the wake protocol uses every worker (issue 9): no lost parallelism.
+ * idle.c - suspension and the wake protocol (core/idle.c): no lost parallelism, no lost wake-up.
+ *
+ * On every registered policy: work submitted to suspended workers still runs (no lost wake-up,
+ * with a suspend timeout far longer than the watchdog), at the end of this file.
+ *
+ * The wake protocol uses every worker (issue 9):
  *
  * Two workers that may suspend (busy_worker=false) and would sleep a minute unless woken
  * (worker_suspend_timeout=60 s). Both are asleep before each job starts, so the job reaches one
@@ -18,7 +23,7 @@
 #include <pthread.h>
 #include <time.h>
 
-#include "common.h"
+#include "../common.h"
 
 #define WK_DEPTH 12                 /* fork-join tree: 4096 leaves */
 #define WK_LEAVES (1u << WK_DEPTH)
@@ -46,12 +51,6 @@ static void wk_unit(void)
 	atomic_fetch_add(&wk.units[w], 1);
 }
 
-static void sleep_us(long us)
-{
-	struct timespec ts = { .tv_sec = us / 1000000, .tv_nsec = (us % 1000000) * 1000 };
-	nanosleep(&ts, NULL);
-}
-
 /* Not attached to the runtime: only snapshots that any thread may take. */
 static void *wk_sampler(void *arg)
 {
@@ -66,7 +65,7 @@ static void *wk_sampler(void *arg)
 				if (sb_worker_suspended(rt, i))
 					atomic_fetch_add(&wk.asleep[i], 1);
 		}
-		sleep_us(500);
+		t_sleep_us(500);
 	}
 	return NULL;
 }
@@ -75,7 +74,7 @@ static void *wk_sampler(void *arg)
 static void wait_both_asleep(struct sb_rt *rt)
 {
 	for (int i = 0; i < 5000 && sb_nsuspended(rt) < 2; i++)
-		sleep_us(1000);
+		t_sleep_us(1000);
 	cr_assert_eq(sb_nsuspended(rt), 2, "both workers suspend when idle");
 }
 
@@ -248,7 +247,7 @@ ParameterizedTest(struct wk_case *c, wake, yield_resume_uses_both_workers, .time
 	struct sb_job *j = sb_job_create(rt, &wk_desc);
 	sb_job_submit(j, sb_task_new(j, wk_yr_root, NULL));
 	for (int i = 0; i < 5000 && atomic_load_explicit(&wk.blocked, memory_order_acquire) < WK_YR_TASKS; i++)
-		sleep_us(1000);
+		t_sleep_us(1000);
 	cr_assert_eq(atomic_load_explicit(&wk.blocked, memory_order_acquire), WK_YR_TASKS, "every task parked");
 	/* the parking needed no work from the units; start from both workers asleep again */
 	wait_both_asleep(rt);
@@ -261,4 +260,45 @@ ParameterizedTest(struct wk_case *c, wake, yield_resume_uses_both_workers, .time
 	sb_job_put(j);
 	check_shares(rt, s, WK_YR_TASKS * WK_YR_SLICES, "yield/resume");
 	wk_end(rt);
+}
+/* ---- no lost wake-up ---- */
+
+static _Atomic unsigned lw_ran;
+
+static enum sb_result lw_leaf(struct sb_task *t)
+{
+	(void)t;
+	atomic_fetch_add(&lw_ran, 1);
+	return SB_DONE;
+}
+
+static enum sb_result lw_root(struct sb_task *t)
+{
+	sb_spawn(sb_task_new(t->job, lw_leaf, NULL));
+	sb_spawn(sb_task_new(t->job, lw_leaf, NULL));
+	atomic_fetch_add(&lw_ran, 1);
+	return SB_DONE;
+}
+
+SB_POLICY_PARAMS(invariants, no_lost_wakeup)
+ParameterizedTest(struct sb_tpol *pol, invariants, no_lost_wakeup, .timeout = 60)
+{
+	/* Workers suspend after 10 empty rounds and would sleep 60 s unless woken; the watchdog
+	 * fails the run after 2 s of a queued task waiting, so a lost wake-up cannot hide. */
+	static const char *const sets[] = { "worker_try_count=10", "worker_suspend_timeout=60000000", "stall_limit=2000",
+					    NULL };
+	atomic_store(&lw_ran, 0);
+	struct sb_rt *rt = t_rt(pol->name, 3, sets);
+	sb_thread_attach(rt);
+	for (unsigned i = 0; i < 60; i++) {
+		t_sleep_ms(i % 3); /* let the workers go to sleep in between, sometimes */
+		struct sb_job_desc d = { .work_level = SB_WL_INFINITY, .force_stealing = true };
+		struct sb_job *j = sb_job_create(rt, &d);
+		sb_job_submit(j, sb_task_new(j, lw_root, NULL));
+		cr_assert(sb_job_wait(j), "%s: job %u finished (%s)", pol->name, i, sb_rt_failure(rt) ? sb_rt_failure(rt) : "");
+		sb_job_put(j);
+	}
+	cr_assert_eq(atomic_load(&lw_ran), 180);
+	sb_thread_detach();
+	t_done(rt);
 }

@@ -1,6 +1,7 @@
 /*
- * test_liveness.c - the stall watchdog tells starvation from a stalled queue, and stays quiet
- * for a worker that sleeps between polls by design.
+ * monitor.c - the monitor thread (core/monitor.c): the stall watchdog tells starvation from a
+ * stalled queue, and stays quiet for a worker that sleeps between polls by design; cooperative
+ * preemption asks a long task to yield (at the end of this file).
  *
  * A test-only policy keeps one queue under a mutex and hands tasks out newest first (LIFO),
  * oldest first (FIFO), or hides them in the last worker's queue without a wake-up (HIDE):
@@ -20,7 +21,7 @@
 #include <pthread.h>
 #include <time.h>
 
-#include "common.h"
+#include "../common.h"
 
 enum mode { M_LIFO, M_FIFO, M_HIDE, M_SHOW, M_PHANTOM, M_KEEP };
 static enum mode mode; /* set before the runtime; each Criterion test runs in its own process */
@@ -210,18 +211,6 @@ Test(liveness, oldest_first_does_not_starve, .timeout = 60)
 
 /* ---- a stalled queue ---- */
 
-static enum sb_result leaf(struct sb_task *t)
-{
-	(void)t;
-	return SB_DONE;
-}
-
-static void sleep_ms(long ms)
-{
-	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
-	nanosleep(&ts, NULL);
-}
-
 /* One job of class 1 on rt, timed from submission to completion. */
 static void one_job(struct sb_rt *rt, uint64_t *took)
 {
@@ -229,7 +218,7 @@ static void one_job(struct sb_rt *rt, uint64_t *took)
 	struct sb_job_desc d = { .cls = 1 };
 	struct sb_job *j = sb_job_create(rt, &d);
 	uint64_t t0 = sb_now_ns();
-	sb_job_submit(j, sb_task_new(j, leaf, NULL));
+	sb_job_submit(j, sb_task_new(j, t_noop, NULL));
 	sb_job_wait(j);
 	*took = ms_since(t0);
 	sb_job_put(j);
@@ -240,7 +229,7 @@ static struct sb_rt *one_job_to_sleepers(enum mode m, uint64_t *took)
 {
 	mode = m;
 	struct sb_rt *rt = rt_with(&stack_ops, 2, 100, 0, 5);
-	sleep_ms(200);
+	t_sleep_ms(200);
 	cr_assert_eq(sb_nsuspended(rt), 2, "both workers suspended before the job");
 	one_job(rt, took);
 	return rt;
@@ -273,7 +262,7 @@ Test(liveness, a_count_without_a_waiting_task_is_no_stall, .timeout = 60)
 	 * count alone is not a task seen waiting, whatever the resting worker does */
 	mode = M_PHANTOM;
 	struct sb_rt *rt = rt_with(&stack_ops, 2, 50, 0, 5);
-	sleep_ms(400);
+	t_sleep_ms(400);
 	cr_expect_eq(sb_nsuspended(rt), 2, "both workers rest beside the counted entry");
 	t_done(rt);
 }
@@ -288,7 +277,7 @@ Test(liveness, work_kept_from_a_napping_worker_is_a_stall, .timeout = 60)
 	 * worker's time before its first task */
 	mode = M_KEEP;
 	struct sb_rt *rt = rt_with(&stack_ops, 2, 50, 10002, 1000000000);
-	sleep_ms(50);
+	t_sleep_ms(50);
 	uint64_t took;
 	one_job(rt, &took);
 	cr_expect_eq(sb_nsuspended(rt), 0, "the workers napped, they never suspended");
@@ -318,15 +307,75 @@ Test(liveness, sleeping_between_polls_is_no_stall, .timeout = 60)
 	sb_thread_attach(rt);
 	uint64_t slow = 0;
 	for (int i = 0; i < 12 && !sb_rt_failure(rt); i++) {
-		sleep_ms(40); /* both workers are back in their sleep */
+		t_sleep_ms(40); /* both workers are back in their sleep */
 		struct sb_job_desc d = { .cls = 0 };
 		struct sb_job *j = sb_job_create(rt, &d);
 		uint64_t t0 = sb_now_ns();
-		sb_job_submit(j, sb_task_new(j, leaf, NULL));
+		sb_job_submit(j, sb_task_new(j, t_noop, NULL));
 		sb_job_wait(j);
 		slow += ms_since(t0) > 10;
 		sb_job_put(j);
 	}
 	cr_expect_gt(slow, 0, "some tasks waited longer than the limit for a sleeping worker");
 	t_done(rt);
+}
+/* ---- cooperative preemption ---- */
+
+static struct {
+	_Atomic unsigned runs;
+	_Atomic unsigned never_asked; /* the first run hit its safety bound instead of a request */
+	_Atomic unsigned finished;
+} pe;
+
+#define PE_REST 5
+
+/* First run: work until the monitor asks for the CPU, then yield. Later runs: finish the rest,
+ * PE_REST slices, yielding again if asked. Progress is kept in u[0] (slices left of the rest)
+ * and u[1] (the first run is over). */
+static enum sb_result pe_long(struct sb_task *t)
+{
+	atomic_fetch_add(&pe.runs, 1);
+	if (!t->u[1]) {
+		/* 10 s of slices at most: a monitor that never asks fails the test, never hangs it */
+		for (unsigned i = 0; !sb_should_yield(); i++) {
+			if (i == 500000) {
+				atomic_store(&pe.never_asked, 1);
+				break;
+			}
+			sb_work_ns(20000);
+		}
+		t->u[1] = 1;
+		t->u[0] = PE_REST;
+		return SB_YIELD;
+	}
+	while (t->u[0]) {
+		sb_work_ns(20000);
+		t->u[0]--;
+		if (t->u[0] && sb_should_yield())
+			return SB_YIELD;
+	}
+	atomic_store(&pe.finished, 1);
+	return SB_DONE;
+}
+
+Test(family, preemption_asks_long_task_to_yield, .timeout = 60)
+{
+	memset(&pe, 0, sizeof pe);
+	static const char *const sets[] = { "preempt_threshold=2000", NULL };
+	struct sb_rt *rt = t_rt("stealing", 1, sets);
+	sb_thread_attach(rt);
+	struct sb_job_desc d = { .work_level = SB_WL_INFINITY };
+	sb_job_put(t_run_job(rt, &d, pe_long, NULL));
+	cr_assert_eq(atomic_load(&pe.never_asked), 0, "the monitor never asked the long task to yield");
+	cr_assert(atomic_load(&pe.finished), "the remainder ran to the end");
+	sb_thread_detach();
+	sb_rt_stop(rt, SB_STOP_DRAIN);
+	uint64_t c[SB_NR_COUNTERS];
+	sb_rt_worker_counters(rt, 0, c);
+	/* one worker: every re-run starts there, and the start counts the request it follows */
+	cr_assert_geq(c[SB_C_YIELD], 1);
+	cr_assert_eq(c[SB_C_YIELD] + 1, atomic_load(&pe.runs), "each yield was followed by one re-run");
+	cr_assert_geq(c[SB_C_PREEMPT_REQ], 1, "the core counted the yield request");
+	cr_assert_null(sb_rt_failure(rt));
+	sb_rt_destroy(rt);
 }

@@ -1,6 +1,7 @@
 /*
- * test_global.c - behaviour of the `global` policy (memos 002 and 003), beyond the invariants every policy
- * shares (tests/test_invariants.c). The method: tests/gp_common.h.
+ * global.c - behaviour of the `global` policy (memos 002 and 003), beyond the invariants every
+ * policy shares (tests/core/). The method: tests/policies/gp_common.h; what `global` and
+ * `priority` share is tested in tests/policies/gp.c.
  */
 #include "gp_common.h"
 

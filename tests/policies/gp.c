@@ -1,6 +1,8 @@
 /*
- * test_gp.c - behaviour the `global` (memo 002/003) and `priority` (memo 004) policies share, beyond the invariants every policy
- * shares (tests/test_invariants.c). The method: tests/gp_common.h.
+ * gp.c - behaviour the `global` (memo 002/003) and `priority` (memo 004) policies share, beyond
+ * the invariants every policy shares (tests/core/): each test runs on both. The two policies
+ * share no source file, so these tests have a file of their own, named for what they share,
+ * beside global.c and priority.c. The method: tests/policies/gp_common.h.
  */
 #include "gp_common.h"
 

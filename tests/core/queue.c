@@ -1,5 +1,5 @@
 /*
- * test_queues.c - the unbounded queues of core/queue.h on their own (sb_deque, sb_fifo), and
+ * queue.c - the unbounded queues of core/queue.h, deque.h and fifo.h on their own (sb_deque, sb_fifo), and
  * the runtime property they exist for: a fork-join of millions of tasks never hands a task back
  * to its spawner for want of room, and queue memory stays bounded.
  *
@@ -8,8 +8,8 @@
  * every token is taken exactly once, that nothing is lost, and for sb_fifo that each consumer
  * sees each producer's tokens in order.
  */
-#include "common.h"
-#include "queue_stress.h"
+#include "../common.h"
+#include "../queue_stress.h"
 
 static void rcu_on(void) { urcu_memb_register_thread(); }
 static void rcu_off(void) { urcu_memb_unregister_thread(); }

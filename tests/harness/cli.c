@@ -1,34 +1,27 @@
 /*
- * test_cli.c - the `schedbed` program from the outside: bad input, a good run's files, plots.
+ * cli.c - the `schedbed` program from the outside (harness/cli.c, main.c, run.c): bad input,
+ * interrupts, exit codes, the listing, help, and every run ending.
  *
  * Every test runs the built program (SCHEDBED_BIN, passed in by the Makefile) with fork+exec
  * in a fresh temporary working directory, with stdout and stderr captured in another one, so
- * "nothing was left behind" is a plain look at the working directory. What is asserted:
+ * "nothing was left behind" is a plain look at the working directory (tests/common.h). What is
+ * asserted:
  *   - each bad command line or parameter exits 2 with exactly one line on stderr naming the
  *     problem, and leaves the working directory as it was (no results/, no hidden temporary);
- *   - an interrupted run leaves nothing either, and two runs never share a result directory;
- *   - a small bounded run of the micro workload, under every registered policy, exits 0 and
- *     writes the five files: meta.json and summary.json parse and hold the required keys (and
- *     the values the command line set), the CSV headers are exact, every job is a row;
- *   - scripts/plot_run.py turns that run into PNG files;
- *   - every default, minimum and maximum `schedbed list --params` prints is accepted;
+ *   - an interrupted run leaves nothing either, or one complete result, never half of one;
+ *   - a wrong result fails the run (exit 1); a job the drain cancels is not a wrong result;
+ *   - `schedbed list` names every policy, workload and parameter, and every default, minimum
+ *     and maximum `schedbed list --params` prints is accepted; every command has --help;
  *   - a livelock ends as a starvation failure, overloaded runs end after their drain time with
  *     their unfinished jobs counted (exit 3), a stall limit below the resolution is rounded up.
  * Only the micro workload is named; policies come from the registry.
  */
 #include <dirent.h>
-#include <errno.h>
-#include <fcntl.h>
 #include <signal.h>
-#include <sys/stat.h>
-#include <sys/wait.h>
 #include <time.h>
-#include <unistd.h>
-#include <zlib.h>
 
-#include "../core/stats.h"
-#include "../workloads/workload.h"
-#include "common.h"
+#include "../../workloads/workload.h"
+#include "../common.h"
 
 #ifndef SCHEDBED_BIN
 #error "the Makefile passes -DSCHEDBED_BIN=<path of the schedbed program>"
@@ -37,100 +30,7 @@
 #error "the Makefile passes -DSB_SRCDIR=<source tree>"
 #endif
 
-#define PYTHON "/usr/bin/python3"
 #define MAXARGS 24
-
-struct outcome {
-	int status;        /* exit status, or 128+signal */
-	char out[1 << 16];
-	char err[1 << 14];
-};
-
-static char *make_tmp(void)
-{
-	char *d = strdup("/tmp/schedbed-cli-XXXXXX");
-	cr_assert(d && mkdtemp(d), "temporary directory: %s", strerror(errno));
-	return d;
-}
-
-static void remove_tree(const char *d)
-{
-	char cmd[512];
-	snprintf(cmd, sizeof cmd, "rm -rf '%s'", d);
-	cr_assert_eq(system(cmd), 0, "%s", cmd);
-}
-
-/* The file's text (gzread also reads files that are not compressed). */
-static void slurp(const char *path, char *buf, size_t len)
-{
-	buf[0] = 0;
-	gzFile f = gzopen(path, "rb");
-	if (!f)
-		return;
-	int n = gzread(f, buf, (unsigned)(len - 1));
-	buf[n > 0 ? n : 0] = 0;
-	gzclose(f);
-}
-
-static pid_t spawn_in(const char *cwd, const char *cap, char *const argv[])
-{
-	char out[256], err[256];
-	snprintf(out, sizeof out, "%s/stdout", cap);
-	snprintf(err, sizeof err, "%s/stderr", cap);
-	pid_t pid = fork();
-	cr_assert(pid >= 0, "fork: %s", strerror(errno));
-	if (pid == 0) {
-		int fo = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-		int fe = open(err, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-		if (fo < 0 || fe < 0 || chdir(cwd) != 0 || dup2(fo, 1) < 0 || dup2(fe, 2) < 0)
-			_exit(127);
-		setenv("MPLBACKEND", "Agg", 1);
-		execv(argv[0], argv);
-		_exit(127);
-	}
-	return pid;
-}
-
-static void wait_for(pid_t pid, const char *cap, struct outcome *o)
-{
-	int st;
-	cr_assert_eq(waitpid(pid, &st, 0), pid);
-	o->status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-	char path[256];
-	snprintf(path, sizeof path, "%s/stdout", cap);
-	slurp(path, o->out, sizeof o->out);
-	snprintf(path, sizeof path, "%s/stderr", cap);
-	slurp(path, o->err, sizeof o->err);
-}
-
-/* Run argv (NULL-terminated) in cwd and wait. */
-static void run_in(const char *cwd, char *const argv[], struct outcome *o)
-{
-	char *cap = make_tmp();
-	wait_for(spawn_in(cwd, cap, argv), cap, o);
-	remove_tree(cap);
-	free(cap);
-}
-
-static size_t count_lines(const char *s)
-{
-	size_t n = 0;
-	for (; *s; s++)
-		n += *s == '\n';
-	return n;
-}
-
-/* Every entry of a directory (hidden ones too), sorted into one string. */
-static void listing(const char *dir, char *buf, size_t len)
-{
-	char cmd[512];
-	snprintf(cmd, sizeof cmd, "ls -A '%s'", dir);
-	FILE *p = popen(cmd, "r");
-	cr_assert(p);
-	size_t n = fread(buf, 1, len - 1, p);
-	buf[n] = 0;
-	pclose(p);
-}
 
 /* ---- bad input ---- */
 
@@ -386,263 +286,6 @@ Test(cli, interrupts_anywhere_leave_nothing_half_made, .timeout = 120)
 	cr_expect(interrupted > 0, "some runs were interrupted before they finished");
 	remove_tree(cap);
 	free(cap);
-}
-
-/* ---- a good run ---- */
-
-#define GOOD_JOBS "24"
-#define GOOD_LENGTH "50"
-
-/* Run /usr/bin/python3 -c code args...; true when it exits 0. Its stderr goes to ours. */
-static bool python_ok(const char *code, const char *a1, const char *a2)
-{
-	pid_t pid = fork();
-	cr_assert(pid >= 0);
-	if (pid == 0) {
-		execl(PYTHON, PYTHON, "-c", code, a1, a2, (char *)NULL);
-		_exit(127);
-	}
-	int st;
-	waitpid(pid, &st, 0);
-	return WIFEXITED(st) && WEXITSTATUS(st) == 0;
-}
-
-static void first_line(const char *path, char *buf, size_t len)
-{
-	slurp(path, buf, len);
-	buf[strcspn(buf, "\n")] = 0;
-}
-
-/* Checks shared by every policy's good run; returns the run directory (malloc'd). */
-static char *good_run(const char *policy, const char *dir, bool trace)
-{
-	char *argv[] = { SCHEDBED_BIN, "run", "--policy", (char *)policy, "--workload", "micro", "--jobs", GOOD_JOBS,
-			 "--set", "workload.length=" GOOD_LENGTH, "--set", "core.thread_count=2", "--set", "stall_limit=5000",
-			 "--check", "--quiet", "--out", "run", trace ? "--trace" : NULL, NULL };
-	struct outcome *o = malloc(sizeof *o);
-	cr_assert(o);
-	run_in(dir, argv, o);
-	cr_assert_eq(o->status, 0, "policy %s: exit %d, stderr: %s", policy, o->status, o->err);
-	cr_expect_str_eq(o->err, "", "--quiet prints nothing on stderr: %s", o->err);
-	cr_expect(strstr(o->out, "results: run"), "stdout names the result directory: %s", o->out);
-	cr_expect(strstr(o->out, "p99"), "stdout has the summary table: %s", o->out);
-	free(o);
-	char *run = malloc(512);
-	snprintf(run, 512, "%s/run", dir);
-	return run;
-}
-
-ParameterizedTestParameters(cli, good_run_files)
-{
-	static struct sb_tpol pols[64];
-	size_t n = 0;
-	for (const struct sb_policy_ops *const *p = sb_policies; *p && n < 64; p++)
-		snprintf(pols[n++].name, sizeof pols[0].name, "%s", (*p)->name);
-	return cr_make_param_array(struct sb_tpol, pols, n);
-}
-
-ParameterizedTest(struct sb_tpol *pol, cli, good_run_files, .timeout = 60)
-{
-	char *dir = make_tmp();
-	char *run = good_run(pol->name, dir, true);
-	char listed[4096];
-	listing(run, listed, sizeof listed);
-	cr_expect_str_eq(listed, "jobs.csv.gz\nmeta.json\nplot.gp\nsummary.json\ntrace.json\nworkers.csv\n", "the six files");
-	listing(dir, listed, sizeof listed);
-	cr_expect_str_eq(listed, "run\n", "only the result directory, no temporary: %s", listed);
-
-	char path[600];
-	snprintf(path, sizeof path, "%s/meta.json", run);
-	cr_expect(python_ok("import json,sys\n"
-			    "m=json.load(open(sys.argv[1]))\n"
-			    "need='git command_line host cpu_model cores_online topology compiler date policy core workload seed duration_s warmup_s jobs trace_limit failure'.split()\n"
-			    "miss=[k for k in need if k not in m]\n"
-			    "assert not miss, miss\n"
-			    "assert m['policy']['name']==sys.argv[2] and 'params' in m['policy']\n"
-			    "assert m['core']['thread_count']==2 and m['core']['check'] is True\n"
-			    "assert m['workload']['name']=='micro' and m['workload']['params']['length']==" GOOD_LENGTH "\n"
-			    "assert m['jobs']==" GOOD_JOBS " and m['failure'] is None\n"
-			    "assert 'sha' in m['git'] and 'dirty' in m['git'] and m['compiler']['flags']\n",
-			    path, pol->name),
-		  "meta.json parses and has the required keys and values");
-	snprintf(path, sizeof path, "%s/summary.json", run);
-	cr_expect(python_ok("import json,sys\n"
-			    "s=json.load(open(sys.argv[1]))\n"
-			    "need='run_id policy workload threads window_s jobs throughput tasks_per_s cpu classes counters policy_stats reconciliation failure'.split()\n"
-			    "miss=[k for k in need if k not in s]\n"
-			    "assert not miss, miss\n"
-			    "assert s['all']['count']==" GOOD_JOBS " and s['threads']==2 and s['failure'] is None\n"
-			    "assert s['reconciliation']['ok'] is True\n"
-			    "c=s['classes']['chain']\n"
-			    "assert set('count throughput p50 p90 p99 p999 max mean'.split())<=set(c)\n"
-			    "assert c['count']==" GOOD_JOBS " and c['p50']<=c['p99']<=c['max']\n"
-			    "assert len(s['counters']['workers'])==2 and 'stolen' in s['counters']['total']\n"
-			    "assert s['counters']['total']['tasks']==" GOOD_JOBS "*" GOOD_LENGTH "\n",
-			    path, NULL),
-		  "summary.json parses, has the required keys, and the run adds up");
-	/* one percentile method: summary.json's values are what the plots compute from jobs.csv */
-	cr_expect(python_ok("import csv,json,sys\n"
-			    "sys.path.insert(0,sys.argv[2]+'/scripts')\n"
-			    "from sbresults import pct, job_latencies\n"
-			    "s=json.load(open(sys.argv[1]+'/summary.json'))\n"
-			    "assert s['percentiles']=='nearest rank over every job', s['percentiles']\n"
-			    "for c,v in job_latencies(sys.argv[1]).items():\n"
-			    "  for k,q in (('p50',50),('p90',90),('p99',99),('p999',99.9),('max',100)):\n"
-			    "    assert s['classes'][c][k]==pct(v,q), (c,k,s['classes'][c][k],pct(v,q))\n",
-			    run, SB_SRCDIR),
-		  "summary.json's percentiles are the nearest-rank values of jobs.csv");
-	snprintf(path, sizeof path, "%s/trace.json", run);
-	cr_expect(python_ok("import json,sys\n"
-			    "t=json.load(open(sys.argv[1]))['traceEvents']\n"
-			    "x=[e for e in t if e['ph']=='X' and e.get('cat') in ('task','steal')]\n"
-			    "assert len(x)==" GOOD_JOBS "*" GOOD_LENGTH ", len(x)\n"
-			    "assert all(e['name'].startswith('chain') and 'job' in e['args'] for e in x)\n",
-			    path, NULL),
-		  "trace.json parses and has one X event per task");
-
-	char line[4096], expect[4096];
-	snprintf(path, sizeof path, "%s/jobs.csv.gz", run);
-	first_line(path, line, sizeof line);
-	cr_expect_str_eq(line, "id,class,work_level,arrival_ns,submit_ns,start_ns,end_ns,latency_ns,end_worker,status");
-	static char body[1 << 16];
-	slurp(path, body, sizeof body);
-	cr_expect_eq(count_lines(body), 1 + (size_t)atoi(GOOD_JOBS), "one row per job:\n%s", body);
-	snprintf(path, sizeof path, "%s/workers.csv", run);
-	first_line(path, line, sizeof line);
-	snprintf(expect, sizeof expect, "worker");
-	for (unsigned c = 0; c < SB_NR_COUNTERS; c++) {
-		strcat(expect, ",");
-		strcat(expect, sb_counter_names[c]);
-	}
-	cr_expect_str_eq(line, expect);
-	slurp(path, body, sizeof body);
-	cr_expect_eq(count_lines(body), 1 + 2 + 1, "header, two workers, the other threads:\n%s", body);
-	cr_expect(strstr(body, "\nother,"), "a row for the other threads");
-	free(run);
-	remove_tree(dir);
-	free(dir);
-}
-
-static void expect_png(const char *run, const char *name)
-{
-	char path[800], head[16];
-	snprintf(path, sizeof path, "%s/%s", run, name);
-	FILE *f = fopen(path, "rb");
-	cr_assert(f, "%s was written in the run directory", name);
-	size_t n = fread(head, 1, 8, f);
-	fclose(f);
-	cr_expect(n == 8 && memcmp(head, "\x89PNG\r\n\x1a\n", 8) == 0, "%s is a PNG", name);
-}
-
-Test(cli, plot_run_makes_pngs, .timeout = 120)
-{
-	char *dir = make_tmp();
-	char *run = good_run(sb_policies[0]->name, dir, true);
-	char *argv[] = { PYTHON, SB_SRCDIR "/scripts/plot_run.py", run, NULL };
-	struct outcome *o = malloc(sizeof *o);
-	cr_assert(o);
-	run_in(dir, argv, o);
-	cr_assert_eq(o->status, 0, "plot_run.py: exit %d, stderr: %s", o->status, o->err);
-	expect_png(run, "latency_cdf.png");
-	expect_png(run, "timeline.png");
-	free(o);
-	free(run);
-	remove_tree(dir);
-	free(dir);
-}
-
-/* The run's own gnuplot script draws its latency CDF in the terminal and both PNGs. */
-Test(cli, run_gnuplot_script_draws, .timeout = 120)
-{
-	char *dir = make_tmp();
-	char *run = good_run(sb_policies[0]->name, dir, false);
-	char gp[700];
-	snprintf(gp, sizeof gp, "%s/plot.gp", run);
-	struct outcome *o = malloc(sizeof *o);
-	cr_assert(o);
-	char *dumb[] = { "/usr/bin/gnuplot", "-e", "term='dumb'; only='cdf'", gp, NULL };
-	run_in(dir, dumb, o);
-	cr_assert_eq(o->status, 0, "gnuplot (dumb): exit %d, stderr: %s", o->status, o->err);
-	cr_expect(strstr(o->out, "latency CDF") && strstr(o->out, "chain"), "the CDF and its class in the terminal: %s",
-		  o->out);
-	/* the curve is drawn: the class's plotting character appears beyond the legend's own line */
-	size_t marks = 0;
-	for (const char *s = o->out; *s; s++)
-		marks += *s == '*';
-	cr_expect(marks > 10, "the CDF has a curve (%zu marks): %s", marks, o->out);
-	cr_expect(o->err[0] == 0, "gnuplot says nothing on stderr: %s", o->err);
-	char *png[] = { "/usr/bin/gnuplot", gp, NULL };
-	run_in(dir, png, o);
-	cr_assert_eq(o->status, 0, "gnuplot (png): exit %d, stderr: %s", o->status, o->err);
-	expect_png(run, "latency_cdf_gp.png");
-	expect_png(run, "throughput_gp.png");
-	free(o);
-	free(run);
-	remove_tree(dir);
-	free(dir);
-}
-
-/* `schedbed outputs` describes every column and key a real run writes. */
-Test(cli, outputs_documents_every_column_and_key, .timeout = 60)
-{
-	char *dir = make_tmp();
-	char *run = good_run("hybrid", dir, true);
-	char *argv[] = { SCHEDBED_BIN, "outputs", NULL };
-	struct outcome *o = malloc(sizeof *o);
-	cr_assert(o);
-	run_in(dir, argv, o);
-	cr_assert_eq(o->status, 0, "%s", o->err);
-	char doc[700];
-	snprintf(doc, sizeof doc, "%s/outputs.txt", dir);
-	FILE *f = fopen(doc, "w");
-	cr_assert(f);
-	fputs(o->out, f);
-	fclose(f);
-	/* keys whose members are named by something else: classes by the workload, params and core by
-	 * schedbed list, policy_stats by the policy, counters by the counter list (checked as columns) */
-	cr_expect(python_ok("import csv,gzip,json,re,sys\n"
-			    "run,doc=sys.argv[1],open(sys.argv[2]).read()\n"
-			    "words=set(re.findall(r'[A-Za-z_0-9]+',doc))\n"
-			    "named=set()\n"
-			    "def walk(d,skip=('classes','params','core','policy_stats','other','total','window','workers')):\n"
-			    "  for k,v in d.items():\n"
-			    "    named.add(k)\n"
-			    "    if isinstance(v,dict) and k not in skip: walk(v)\n"
-			    "for n in ('summary.json','meta.json'): walk(json.load(open(run+'/'+n)))\n"
-			    "named|=set(next(csv.reader(gzip.open(run+'/jobs.csv.gz','rt'))))\n"
-			    "named|=set(next(csv.reader(open(run+'/workers.csv'))))\n"
-			    "missing=sorted(k for k in named if k not in words)\n"
-			    "assert not missing, 'not in schedbed outputs: '+' '.join(missing)\n",
-			    run, doc),
-		  "every column and key is documented");
-	char *help[] = { SCHEDBED_BIN, "run", "--help", NULL };
-	run_in(dir, help, o);
-	cr_expect(strstr(o->out, "schedbed outputs"), "run --help points to schedbed outputs: %s", o->out);
-	free(o);
-	free(run);
-	remove_tree(dir);
-	free(dir);
-}
-
-Test(cli, run_ids_are_unique, .timeout = 60)
-{
-	char *dir = make_tmp();
-	char *argv[] = { SCHEDBED_BIN, "run", "--policy", (char *)sb_policies[0]->name, "--workload", "micro",
-			 "--jobs", "2", "--set", "length=10", "--quiet", NULL };
-	struct outcome *o = malloc(sizeof *o);
-	cr_assert(o);
-	for (int i = 0; i < 2; i++) {
-		run_in(dir, argv, o);
-		cr_assert_eq(o->status, 0, "run %d: %s", i, o->err);
-	}
-	char results[512], names[4096];
-	snprintf(results, sizeof results, "%s/results", dir);
-	listing(results, names, sizeof names);
-	cr_expect_eq(count_lines(names), 2, "two runs, two result directories: %s", names);
-	cr_expect_null(strstr(names, ".tmp-"), "no temporary left: %s", names);
-	free(o);
-	remove_tree(dir);
-	free(dir);
 }
 
 /* ---- list and help ---- */
@@ -982,66 +625,4 @@ Test(cli, help_on_every_command, .timeout = 30)
 	free(o);
 	remove_tree(dir);
 	free(dir);
-}
-
-/* ---- the table names what the policy did ---- */
-
-/* hybrid at jogasaki's default level sends every oltp job one way, and the table says so with
- * the setting that splits them; at that setting both paths have jobs and there is no note. */
-Test(cli, table_shows_hybrid_split_and_degenerate_note, .timeout = 60)
-{
-	char *dir = make_tmp();
-	struct outcome *o = malloc(sizeof *o);
-	cr_assert(o);
-	const char *levels[] = { "0", "20" };
-	for (int i = 0; i < 2; i++) {
-		char set[64];
-		snprintf(set, sizeof set, "lightweight_job_level=%s", levels[i]);
-		char *argv[] = { SCHEDBED_BIN, "run", "--policy", "hybrid", "--workload", "oltp", "--threads", "2",
-				 "--jobs", "60", "--set", "clients=3", "--set", "epoch_us=1000", "--set", set, "--out",
-				 (char *)levels[i], NULL };
-		run_in(dir, argv, o);
-		cr_assert_eq(o->status, 0, "%s", o->err);
-		const char *line = strstr(o->out, "  hybrid: jobs_serial ");
-		cr_assert(line, "the table shows hybrid's split: %s", o->out);
-		unsigned long serial = 0, stealing = 0;
-		cr_assert_eq(sscanf(line, "  hybrid: jobs_serial %lu jobs_stealing %lu", &serial, &stealing), 2, "%s", line);
-		if (i == 0) {
-			cr_expect_eq(serial, 0, "level 0: no oltp job runs serially (%lu)", serial);
-			cr_expect(strstr(o->out, "note: every job took one path") &&
-					  strstr(o->out, "--set lightweight_job_level=20"),
-				  "the degenerate run is named with the setting that differs: %s", o->out);
-		} else {
-			cr_expect(serial > 0 && stealing > 0, "level 20 splits: %lu serial, %lu stealing", serial, stealing);
-			cr_expect(!strstr(o->out, "note: "), "no note when both paths ran: %s", o->out);
-		}
-	}
-	free(o);
-	remove_tree(dir);
-	free(dir);
-}
-
-/* ---- numbers in the result files ---- */
-
-/* Doubles are written in the shortest form that reads back as the same value. */
-Test(cli, doubles_are_shortest_round_trip)
-{
-	static const struct {
-		double v;
-		const char *want; /* NULL: only the round trip is checked */
-	} cases[] = { { 0.1, "0.1" }, { 0.056174, "0.056174" }, { 150791, "150791" }, { -2.5, "-2.5" },
-		      { 1.0 / 3, NULL }, { 1e-300, "1e-300" }, { 123456.789, "123456.789" }, { 1e300, "1e+300" },
-		      { 0.1 + 0.2, "0.30000000000000004" } };
-	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-		char *buf = NULL;
-		size_t len = 0;
-		FILE *f = open_memstream(&buf, &len);
-		cr_assert(f);
-		sb_json_double(f, cases[i].v);
-		fclose(f);
-		cr_expect_eq(strtod(buf, NULL), cases[i].v, "%s reads back as %.17g", buf, cases[i].v);
-		if (cases[i].want)
-			cr_expect_str_eq(buf, cases[i].want, "%.17g is written as %s", cases[i].v, buf);
-		free(buf);
-	}
 }

@@ -1,17 +1,16 @@
 /*
- * test_check.c - check mode catches what it claims to, and faults end runs cleanly.
+ * check.c - check mode (core/check.c) catches what it claims to, and a policy's create keeps
+ * the error contract (core/policy.h: 0 or a negative errno).
  *
  * Check mode is only worth its cost if a broken policy is caught by it: each test here plugs a
  * deliberately broken policy (defined here, never registered) into the core and asserts that the
- * run fails with a message naming the invariant, the task, the job and the worker. The fault
- * tests assert that an erroring task fails only its own job, that cancelling a job mid-flight
- * drops its queued tasks and still tears it down once, that a failure to create a worker thread
- * is reported in one clear line, and that ten million tasks run in bounded memory.
+ * run fails with a message naming the invariant, the task, the job and the worker. The faults a
+ * run must survive are tested where they live: tests/core/job.c (an erroring task, a cancel),
+ * worker.c (thread creation), task.c (ten million tasks).
  */
 #include <pthread.h>
-#include <sys/resource.h>
 
-#include "common.h"
+#include "../common.h"
 
 /* ---- a policy with one shared FIFO, that can be told to misbehave ---- */
 
@@ -122,17 +121,10 @@ static struct sb_rt *broken_rt(enum bug bug, int threads)
 	return broken_rt_ops(&broken_ops, bug, threads);
 }
 
-static enum sb_result slow_leaf(struct sb_task *t)
-{
-	(void)t;
-	sb_work_ns(20000);
-	return SB_DONE;
-}
-
 static enum sb_result fan(struct sb_task *t)
 {
 	for (unsigned i = 0; i < 64; i++) {
-		struct sb_task *c = sb_task_new(t->job, slow_leaf, NULL);
+		struct sb_task *c = sb_task_new(t->job, t_work_leaf, NULL);
 		c->flags |= (uint32_t)t->u[0];
 		sb_spawn(c);
 	}
@@ -240,186 +232,6 @@ Test(check, correct_policy_passes, .timeout = 30)
 	sb_thread_detach();
 	t_done(rt);
 }
-
-/* ---- faults ---- */
-
-static enum sb_result failing(struct sb_task *t)
-{
-	(void)t;
-	return SB_ERROR;
-}
-
-static enum sb_result fail_some(struct sb_task *t)
-{
-	for (unsigned i = 0; i < 10; i++)
-		sb_spawn(sb_task_new(t->job, i == 3 && t->u[0] ? failing : slow_leaf, NULL));
-	return SB_DONE;
-}
-
-static _Atomic unsigned seen_error, seen_ok;
-
-static void status_cb(struct sb_job *j)
-{
-	atomic_fetch_add(sb_job_status(j) == SB_JOB_ERROR ? &seen_error : &seen_ok, 1);
-}
-
-SB_POLICY_PARAMS(faults, error_fails_only_its_job)
-ParameterizedTest(struct sb_tpol *pol, faults, error_fails_only_its_job, .timeout = 60)
-{
-	atomic_store(&seen_error, 0);
-	atomic_store(&seen_ok, 0);
-	struct sb_rt *rt = t_rt(pol->name, 2, NULL);
-	sb_thread_attach(rt);
-	struct sb_job *js[12];
-	for (unsigned k = 0; k < 12; k++) {
-		struct sb_job_desc d = { .done = status_cb, .work_level = SB_WL_INFINITY };
-		js[k] = sb_job_create(rt, &d);
-		struct sb_task *r = sb_task_new(js[k], fail_some, NULL);
-		r->u[0] = k % 3 == 0; /* jobs 0, 3, 6, 9 contain a failing task */
-		sb_job_submit(js[k], r);
-	}
-	for (unsigned k = 0; k < 12; k++) {
-		cr_assert(sb_job_wait(js[k]));
-		cr_assert_eq(sb_job_status(js[k]), k % 3 == 0 ? SB_JOB_ERROR : SB_JOB_OK, "%s job %u", pol->name, k);
-		sb_job_put(js[k]);
-	}
-	cr_assert_eq(atomic_load(&seen_error), 4);
-	cr_assert_eq(atomic_load(&seen_ok), 8);
-	sb_thread_detach();
-	t_done(rt);
-}
-
-static _Atomic unsigned chain_ran;
-static _Atomic int cancel_now;
-
-static enum sb_result chain_link(struct sb_task *t)
-{
-	atomic_fetch_add(&chain_ran, 1);
-	if (t->u[0] == 50)
-		atomic_store(&cancel_now, 1); /* the request thread cancels now ... */
-	if (t->u[0] > 50)
-		while (atomic_load(&cancel_now) == 1)
-			sched_yield(); /* ... and this link waits until it has */
-	if (t->u[0] < 1000) {
-		struct sb_task *n = sb_task_new(t->job, chain_link, NULL);
-		n->u[0] = t->u[0] + 1;
-		sb_spawn(n);
-	}
-	return SB_DONE;
-}
-
-static void cancel_cb(struct sb_job *j)
-{
-	atomic_fetch_add(sb_job_status(j) == SB_JOB_CANCELLED ? &seen_error : &seen_ok, 1);
-}
-
-SB_POLICY_PARAMS(faults, cancel_mid_flight)
-ParameterizedTest(struct sb_tpol *pol, faults, cancel_mid_flight, .timeout = 60)
-{
-	if (!strcmp(pol->name, "serial"))
-		cr_skip_test("serial runs the job inside the waiting thread; nothing is in flight to cancel");
-	atomic_store(&chain_ran, 0);
-	atomic_store(&cancel_now, 0);
-	atomic_store(&seen_error, 0);
-	atomic_store(&seen_ok, 0);
-	struct sb_rt *rt = t_rt(pol->name, 2, NULL);
-	sb_thread_attach(rt);
-	struct sb_job_desc d = { .done = cancel_cb, .work_level = SB_WL_INFINITY, .force_stealing = true };
-	struct sb_job *j = sb_job_create(rt, &d);
-	sb_job_submit(j, sb_task_new(j, chain_link, NULL));
-	while (atomic_load(&cancel_now) != 1)
-		sched_yield();
-	sb_job_cancel(j);
-	atomic_store(&cancel_now, 2);
-	cr_assert(sb_job_wait(j));
-	cr_assert_eq(sb_job_status(j), SB_JOB_CANCELLED);
-	cr_assert_eq(atomic_load(&seen_error), 1, "teardown ran once, seeing the cancellation");
-	/* link 51 was waiting in its body when the cancel came; link 52 was spawned after it and
-	 * must have been dropped, so at most 52 links ran */
-	cr_assert_leq(atomic_load(&chain_ran), 52, "%s: %u links ran after a cancel at link 51", pol->name,
-		      atomic_load(&chain_ran));
-	sb_job_put(j);
-	sb_thread_detach();
-	t_done(rt);
-}
-
-Test(faults, thread_creation_failure_is_reported, .timeout = 30)
-{
-	/* Leave the address space almost full, so worker stacks cannot be mapped. */
-	struct rlimit old, lim;
-	getrlimit(RLIMIT_AS, &old);
-	FILE *f = fopen("/proc/self/statm", "r");
-	cr_assert(f);
-	unsigned long pages = 0;
-	cr_assert_eq(fscanf(f, "%lu", &pages), 1);
-	fclose(f);
-	lim.rlim_cur = pages * 4096ul + (64ul << 20);
-	lim.rlim_max = old.rlim_max;
-	cr_assert_eq(setrlimit(RLIMIT_AS, &lim), 0);
-	struct sb_config cfg;
-	sb_config_default(&cfg);
-	cfg.thread_count = 64; /* 64 x 8 MiB stacks cannot fit in 64 MiB (fifo's own queue is small) */
-	char err[256] = "";
-	struct sb_rt *rt;
-	int rc = sb_rt_create(&rt, &cfg, sb_policy_find("fifo"), NULL, err, sizeof err);
-	setrlimit(RLIMIT_AS, &old);
-	cr_assert_null(rt, "the runtime came up although its threads could not");
-	cr_assert(rc < 0 && rc != -EINVAL && rc != -ERANGE, "a resource's errno, not bad input: %d", rc);
-	cr_assert(strstr(err, "cannot create worker thread"), "one clear line: %s", err);
-	cr_assert_null(strchr(err, '\n'), "one line: %s", err);
-}
-
-static enum sb_result chain10(struct sb_task *t)
-{
-	if (t->u[0]) {
-		struct sb_task *n = sb_task_new(t->job, chain10, NULL);
-		n->u[0] = t->u[0] - 1;
-		sb_spawn(n);
-	}
-	return SB_DONE;
-}
-
-static enum sb_result wide10(struct sb_task *t)
-{
-	/* 100 chains side by side: tasks are recycled through the free lists, not piled up */
-	for (unsigned i = 0; i < 100; i++) {
-		struct sb_task *c = sb_task_new(t->job, chain10, NULL);
-		c->u[0] = t->u[0] / 100 - 1;
-		sb_spawn(c);
-	}
-	return SB_DONE;
-}
-
-Test(faults, ten_million_tasks_bounded_memory, .timeout = 120)
-{
-	struct sb_rt *rt = t_rt("stealing", 2, (const char *const[]){ "check=false", NULL });
-	sb_thread_attach(rt);
-	struct sb_job_desc d = { .work_level = SB_WL_INFINITY };
-	struct sb_job *j = sb_job_create(rt, &d);
-	struct sb_task *r = sb_task_new(j, wide10, NULL);
-	r->u[0] = 10000000;
-	sb_job_submit(j, r);
-	cr_assert(sb_job_wait(j));
-	uint64_t c[SB_NR_COUNTERS], ran = 0;
-	for (unsigned w = 0; w < sb_rt_nworkers(rt); w++) {
-		sb_rt_worker_counters(rt, w, c);
-		ran += c[SB_C_RUN];
-	}
-	sb_rt_other_counters(rt, c);
-	ran += c[SB_C_RUN];
-	cr_assert_eq(ran, 1 + 100 * (10000000 / 100), "%llu tasks", (unsigned long long)ran);
-	/* at most a few hundred tasks are ever alive: a handful of slabs of 256 */
-	uint64_t slabs = sb_rt_task_slabs(rt);
-	cr_assert_leq(slabs, 16, "%llu task slabs for a run with ~100 live tasks", (unsigned long long)slabs);
-	struct rusage ru;
-	getrusage(RUSAGE_SELF, &ru);
-	cr_log_info("10M tasks: %llu task slabs, peak RSS %ld KiB", (unsigned long long)slabs, ru.ru_maxrss);
-	cr_assert_leq(ru.ru_maxrss, 256 * 1024, "peak RSS %ld KiB", ru.ru_maxrss);
-	sb_job_put(j);
-	sb_thread_detach();
-	t_done(rt);
-}
-
 /* ---- the error contract: a policy's create returns 0 or a negative errno ---- */
 
 static int positive_create(struct sb_rt *rt, const void *params, void **state, char *err, size_t errlen)

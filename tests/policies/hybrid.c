@@ -1,5 +1,5 @@
 /*
- * test_hybrid.c - the hybrid policy picks each job's mode at its first schedule (memo 000).
+ * hybrid.c - the hybrid policy picks each job's mode at its first schedule (memo 000).
  *
  * A job with work_level <= lightweight_job_level whose transaction lock can be taken at once runs
  * serially on the thread that submits it, every later task of it too; any other job runs on the
@@ -8,7 +8,7 @@
  */
 #include <pthread.h>
 
-#include "common.h"
+#include "../common.h"
 
 struct where {
 	_Atomic unsigned on_submitter, on_workers, elsewhere, ran;

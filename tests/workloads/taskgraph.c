@@ -1,12 +1,12 @@
 /*
- * test_taskgraph.c - the task graphs of the patterns workload and its peers
+ * taskgraph.c - the task graphs of the patterns workload and its peers
  * (workloads/taskgraph.c): each pattern gives the inputs its definition says, both edge lists
  * agree, and the checks a task makes catch a stale or missing input and a second run.
  */
 #include <errno.h>
 
-#include "../workloads/taskgraph.h"
-#include "common.h"
+#include "../../workloads/taskgraph.h"
+#include "../common.h"
 
 static struct tg_graph t_graph(int pattern, uint32_t width, uint32_t steps, uint32_t radix, uint64_t seed)
 {

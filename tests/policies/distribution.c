@@ -1,0 +1,121 @@
+/*
+ * distribution.c - the `distribution` policy (memo 001): the distribution mode loses no task
+ * while workers sleep (a 60 s suspend timeout against a 2 s stall watchdog) and never has two
+ * distributors; the dedicated distributor only runs what it took itself.
+ */
+#include <pthread.h>
+
+#include "../common.h"
+/* ---- distribution: no task lost while workers sleep, one distributor at most ---- */
+
+#define DX_CLIENTS 2
+#define DX_JOBS 40
+#define DX_MID 6
+#define DX_LEAF 5
+
+static _Atomic unsigned dx_ran;
+
+static enum sb_result dx_leaf(struct sb_task *t)
+{
+	(void)t;
+	sb_work_ns(2000);
+	atomic_fetch_add(&dx_ran, 1);
+	return SB_DONE;
+}
+
+static enum sb_result dx_mid(struct sb_task *t)
+{
+	for (unsigned i = 0; i < DX_LEAF; i++) {
+		sb_spawn(sb_task_new(t->job, dx_leaf, NULL));
+		sb_work_ns(1000); /* spawn over time, so that an idle worker has something to hand on */
+	}
+	atomic_fetch_add(&dx_ran, 1);
+	return SB_DONE;
+}
+
+static enum sb_result dx_root(struct sb_task *t)
+{
+	for (unsigned i = 0; i < DX_MID; i++)
+		sb_spawn(sb_task_new(t->job, dx_mid, NULL));
+	atomic_fetch_add(&dx_ran, 1);
+	return SB_DONE;
+}
+
+struct dx_client {
+	struct sb_rt *rt;
+	unsigned failed;
+};
+
+static void *dx_client_main(void *p)
+{
+	struct dx_client *c = p;
+	sb_thread_attach(c->rt);
+	for (unsigned k = 0; k < DX_JOBS; k++) {
+		t_sleep_ms(k % 3); /* let workers deactivate in between, sometimes */
+		struct sb_job_desc d = { .work_level = SB_WL_JOIN, .teardown = SB_TEARDOWN_TASK };
+		struct sb_job *j = sb_job_create(c->rt, &d);
+		sb_job_submit(j, sb_task_new(j, dx_root, NULL));
+		c->failed += !sb_job_wait(j);
+		sb_job_put(j);
+	}
+	sb_thread_detach();
+	return NULL;
+}
+
+ParameterizedTestParameters(family, distribution_loses_nothing)
+{
+	static struct t_case cases[] = {
+		{ "distribution", { "distributor=mode", "use_preferred_worker_for_current_thread=true" } },
+		{ "distribution", { "distributor=mode", "use_preferred_worker_for_current_thread=false" } },
+		{ "distribution", { "distributor=dedicated", "use_preferred_worker_for_current_thread=true" } },
+		{ "distribution", { "distributor=dedicated", "use_preferred_worker_for_current_thread=false" } },
+	};
+	return cr_make_param_array(struct t_case, cases, sizeof cases / sizeof cases[0]);
+}
+
+ParameterizedTest(struct t_case *c, family, distribution_loses_nothing, .timeout = 90)
+{
+	/* Workers deactivate after 5 empty rounds and would sleep a minute unless woken; a task
+	 * queued for 2 s while a worker rests fails the run. With preferred workers a job grows on
+	 * one worker and the distributor hands its tasks to sleeping ones; with round robin per
+	 * call, tasks land on sleeping workers directly and wake them. */
+	static const char *const sets[] = { "worker_try_count=5", "worker_suspend_timeout=60000000", "stall_limit=2000",
+					    NULL };
+	atomic_store(&dx_ran, 0);
+	bool dedicated = strstr(c->sets[0], "dedicated") != NULL;
+	struct sb_rt *rt = case_rt(c, 4, sets);
+	pthread_t th[DX_CLIENTS];
+	struct dx_client cl[DX_CLIENTS];
+	for (unsigned i = 0; i < DX_CLIENTS; i++) {
+		cl[i] = (struct dx_client){ .rt = rt };
+		pthread_create(&th[i], NULL, dx_client_main, &cl[i]);
+	}
+	for (unsigned i = 0; i < DX_CLIENTS; i++) {
+		pthread_join(th[i], NULL);
+		cr_assert_eq(cl[i].failed, 0, "%s %s: %u jobs did not finish: %s", c->sets[0], c->sets[1], cl[i].failed,
+			     sb_rt_failure(rt) ? sb_rt_failure(rt) : "");
+	}
+	cr_assert_eq(atomic_load(&dx_ran), DX_CLIENTS * DX_JOBS * (1 + DX_MID + DX_MID * DX_LEAF));
+	sb_rt_stop(rt, SB_STOP_DRAIN);
+	cr_assert_null(sb_rt_failure(rt), "%s", sb_rt_failure(rt));
+	cr_assert_eq(stat_of(rt, "distributor_overlaps"), 0, "%s: two workers were in the mode at once", c->sets[0]);
+	uint64_t enter = stat_of(rt, "mode_entries"), leave = stat_of(rt, "mode_exits");
+	if (dedicated) {
+		/* worker 0 never enters or leaves, and placement never gives it a task: it ran exactly
+		 * the tasks it took from others and kept (teardown tasks are counted apart) */
+		cr_assert_eq(enter, 0);
+		cr_assert_eq(leave, 0);
+		uint64_t w0[SB_NR_COUNTERS];
+		sb_rt_worker_counters(rt, 0, w0);
+		cr_assert_eq(w0[SB_C_RUN] + w0[SB_C_TEARDOWN], stat_of(rt, "distributor_ran"),
+			     "the dedicated distributor ran %llu tasks and %llu teardowns but kept only %llu",
+			     (unsigned long long)w0[SB_C_RUN], (unsigned long long)w0[SB_C_TEARDOWN],
+			     (unsigned long long)stat_of(rt, "distributor_ran"));
+	} else {
+		/* four workers and two clients: some worker runs dry while another works */
+		cr_assert_gt(enter, 0, "%s: the mode was never entered", c->sets[1]);
+		cr_assert(leave == enter || leave + 1 == enter, "%llu entries but %llu exits", (unsigned long long)enter,
+			  (unsigned long long)leave);
+	}
+	sb_rt_destroy(rt);
+}
