@@ -291,10 +291,10 @@ model-check: deps
 # ---- peers and the study ----
 ## peers       the OpenMP and oneTBB versions of the microbenchmarks and of the patterns task graphs, for side-by-side figures
 peers: deps $(B)/release/peers_omp $(B)/release/peers_tbb $(B)/release/patterns_omp $(B)/release/patterns_tbb
-$(B)/release/peers_omp: peers/peers_omp.c | deps
+$(B)/release/peers_omp: peers/peers_omp.c peers/micro_peer.h | deps
 	@mkdir -p $(dir $@)
 	$(CC) -O2 -fopenmp $< -o $@
-$(B)/release/peers_tbb: peers/peers_tbb.cpp | deps
+$(B)/release/peers_tbb: peers/peers_tbb.cpp peers/micro_peer.h | deps
 	@mkdir -p $(dir $@)
 	g++ -O2 -std=c++17 $< -ltbb -o $@
 

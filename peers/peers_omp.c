@@ -8,10 +8,8 @@
  * prints "<ns per task> <tasks> <result>"
  */
 #include <omp.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <time.h>
+
+#include "micro_peer.h"
 
 static long fib(int n)
 {
@@ -34,49 +32,33 @@ static void link(long left)
 	}
 }
 
-static double now(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
-}
-
 int main(int argc, char **argv)
 {
-	int threads = argc == 4 ? atoi(argv[3]) : 1;
-	if ((argc != 3 && argc != 4) || (strcmp(argv[1], "fib") && strcmp(argv[1], "chain")) || threads < 1) {
-		fprintf(stderr, "usage: peers_omp fib N [THREADS] | chain N [THREADS]\n");
+	struct micro_args a;
+	if (micro_parse(argc, argv, &a))
 		return 2;
-	}
 	omp_set_dynamic(0);
-	omp_set_num_threads(threads);
-	long n = atol(argv[2]), result = 0;
+	omp_set_num_threads(a.threads);
+	long result = 0;
 	double tasks = 0, dt = 0;
 	/* the second of two rounds is timed: the first warms the allocator and the thread pool */
 	for (int round = 0; round < 2; round++) {
-		double t0 = now();
-		if (!strcmp(argv[1], "fib")) {
+		double t0 = micro_now_ns();
+		if (a.fib) {
 #pragma omp parallel
 #pragma omp single
-			result = fib((int)n);
-			/* every call but the root is a task */
-			double a = 1, b = 1;
-			for (long i = 2; i <= n; i++) {
-				double c = a + b + 1;
-				a = b;
-				b = c;
-			}
-			tasks = b - 1;
+			result = fib((int)a.n);
+			tasks = micro_fib_tasks(a.n);
 		} else {
 #pragma omp parallel
 #pragma omp single
 #pragma omp taskgroup
-			link(n);
-			tasks = (double)n;
-			result = n;
+			link(a.n);
+			tasks = (double)a.n;
+			result = a.n;
 		}
-		dt = now() - t0;
+		dt = micro_now_ns() - t0;
 	}
-	printf("%.2f %.0f %ld\n", dt / tasks, tasks, result);
+	micro_report(dt, tasks, result);
 	return 0;
 }

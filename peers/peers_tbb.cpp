@@ -9,10 +9,7 @@
 #include <oneapi/tbb/global_control.h>
 #include <oneapi/tbb/task_group.h>
 
-#include <chrono>
-#include <cstdio>
-#include <cstdlib>
-#include <cstring>
+#include "micro_peer.h"
 
 static long fib(int n)
 {
@@ -34,35 +31,27 @@ static void link(tbb::task_group &g, long left)
 
 int main(int argc, char **argv)
 {
-	int threads = argc == 4 ? std::atoi(argv[3]) : 1;
-	if ((argc != 3 && argc != 4) || (std::strcmp(argv[1], "fib") && std::strcmp(argv[1], "chain")) || threads < 1) {
-		std::fprintf(stderr, "usage: peers_tbb fib N [THREADS] | chain N [THREADS]\n");
+	struct micro_args a;
+	if (micro_parse(argc, argv, &a))
 		return 2;
-	}
-	tbb::global_control limit(tbb::global_control::max_allowed_parallelism, (size_t)threads);
-	long n = std::atol(argv[2]), result = 0;
+	tbb::global_control limit(tbb::global_control::max_allowed_parallelism, (size_t)a.threads);
+	long result = 0;
 	double tasks = 0, dt = 0;
 	/* the second of two rounds is timed: the first warms the allocator and the thread pool */
 	for (int round = 0; round < 2; round++) {
-		auto t0 = std::chrono::steady_clock::now();
-		if (!std::strcmp(argv[1], "fib")) {
-			result = fib((int)n);
-			double a = 1, b = 1;
-			for (long i = 2; i <= n; i++) {
-				double c = a + b + 1;
-				a = b;
-				b = c;
-			}
-			tasks = b - 1;
+		double t0 = micro_now_ns();
+		if (a.fib) {
+			result = fib((int)a.n);
+			tasks = micro_fib_tasks(a.n);
 		} else {
 			tbb::task_group g;
-			link(g, n);
+			link(g, a.n);
 			g.wait();
-			tasks = (double)n;
-			result = n;
+			tasks = (double)a.n;
+			result = a.n;
 		}
-		dt = std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - t0).count();
+		dt = micro_now_ns() - t0;
 	}
-	std::printf("%.2f %.0f %ld\n", dt / tasks, tasks, result);
+	micro_report(dt, tasks, result);
 	return 0;
 }

@@ -202,6 +202,22 @@ static inline void remove_tree(const char *d)
 	cr_assert_eq(system(cmd), 0, "%s", cmd);
 }
 
+/* One outcome, on the heap (it holds 80 KiB of captured output). */
+static inline struct outcome *outcome_new(void)
+{
+	struct outcome *o = malloc(sizeof *o);
+	cr_assert(o);
+	return o;
+}
+
+/* The end of a harness test: its outcome and its temporary directory, gone. */
+static inline void scratch_done(char *dir, struct outcome *o)
+{
+	free(o);
+	remove_tree(dir);
+	free(dir);
+}
+
 /* The file's text (gzread also reads files that are not compressed). */
 static inline void slurp(const char *path, char *buf, size_t len)
 {

@@ -21,14 +21,7 @@
 #include <time.h>
 
 #include "../../workloads/workload.h"
-#include "../common.h"
-
-#ifndef SCHEDBED_BIN
-#error "the Makefile passes -DSCHEDBED_BIN=<path of the schedbed program>"
-#endif
-#ifndef SB_SRCDIR
-#error "the Makefile passes -DSB_SRCDIR=<source tree>"
-#endif
+#include "program.h"
 
 #define MAXARGS 24
 
@@ -138,8 +131,7 @@ ParameterizedTest(struct bad_case *c, cli, bad_input, .timeout = 30)
 		argv[n++] = strcmp(a, "@P") == 0 ? (char *)sb_policies[0]->name : strcmp(a, "@E") == 0 ? (char *)"" : (char *)a;
 	}
 	argv[n] = NULL;
-	struct outcome *o = malloc(sizeof *o);
-	cr_assert(o);
+	struct outcome *o = outcome_new();
 	run_in(dir, argv, o);
 
 	cr_expect_eq(o->status, 2, "exit status %d for case '%s'; stderr: %s", o->status, c->expect, o->err);
@@ -148,9 +140,7 @@ ParameterizedTest(struct bad_case *c, cli, bad_input, .timeout = 30)
 	cr_expect(strncmp(o->err, "schedbed: ", 10) == 0, "the line starts with the program's name: %s", o->err);
 	listing(dir, after, sizeof after);
 	cr_expect_str_eq(after, before, "nothing left behind for case '%s'", c->expect);
-	free(o);
-	remove_tree(dir);
-	free(dir);
+	scratch_done(dir, o);
 }
 
 /* ---- an interrupted run leaves nothing ---- */
@@ -173,18 +163,15 @@ Test(cli, interrupted_run_leaves_nothing, .timeout = 60)
 	}
 	cr_assert(strstr(names, ".tmp-"), "the run made its temporary directory: %s", names);
 	kill(pid, SIGINT);
-	struct outcome *o = malloc(sizeof *o);
-	cr_assert(o);
+	struct outcome *o = outcome_new();
 	wait_for(pid, cap, o);
 	cr_expect_eq(o->status, 130, "exit status after SIGINT: %d (%s)", o->status, o->err);
 	char after[4096];
 	listing(dir, after, sizeof after);
 	cr_expect_str_eq(after, "", "nothing left behind: %s", after);
-	free(o);
 	remove_tree(cap);
-	remove_tree(dir);
 	free(cap);
-	free(dir);
+	scratch_done(dir, o);
 }
 
 /* A workload that finds a wrong result fails the run: exit 1, the first wrong result on stderr,
@@ -195,8 +182,7 @@ Test(cli, wrong_result_fails_run, .timeout = 60)
 	char *argv[] = { SCHEDBED_BIN, "run", "--policy", "stealing", "--workload", "patterns", "--jobs", "2",
 			 "--threads", "2", "--set", "fault=wrong_output", "--set", "steps=10", "--set", "iterations=4",
 			 "--quiet", "--out", "run", NULL };
-	struct outcome *o = malloc(sizeof *o);
-	cr_assert(o);
+	struct outcome *o = outcome_new();
 	run_in(dir, argv, o);
 	cr_expect_eq(o->status, 1, "exit status: %d (%s)", o->status, o->err);
 	cr_expect(strstr(o->err, "wrong results; the first: stencil_1d: graph 0 task (step 6, column"),
@@ -207,9 +193,7 @@ Test(cli, wrong_result_fails_run, .timeout = 60)
 	slurp(path, summary, sizeof summary);
 	cr_expect(strstr(summary, "\"results_wrong\": ") && !strstr(summary, "\"results_wrong\": 0"),
 		  "summary.json counts them");
-	free(o);
-	remove_tree(dir);
-	free(dir);
+	scratch_done(dir, o);
 }
 
 
@@ -221,14 +205,11 @@ Test(cli, cancelled_job_is_not_a_wrong_result, .timeout = 60)
 	char *argv[] = { SCHEDBED_BIN, "run", "--policy", "stealing", "--workload", "patterns", "--threads", "2",
 			 "--duration", "0.2", "--warmup", "0", "--drain", "0", "--set", "iterations=65536", "--set",
 			 "steps=200", "--quiet", "--out", "run", NULL };
-	struct outcome *o = malloc(sizeof *o);
-	cr_assert(o);
+	struct outcome *o = outcome_new();
 	run_in(dir, argv, o);
 	cr_expect_eq(o->status, 3, "exit status: %d (%s)", o->status, o->err);
 	cr_expect(!strstr(o->err, "wrong results"), "no wrong result reported: %s", o->err);
-	free(o);
-	remove_tree(dir);
-	free(dir);
+	scratch_done(dir, o);
 }
 
 /*
@@ -252,8 +233,7 @@ Test(cli, interrupts_anywhere_leave_nothing_half_made, .timeout = 120)
 		kill(pid, SIGINT);
 		if (i % 4 >= 2)
 			kill(pid, SIGINT); /* a second Ctrl-C right behind the first */
-		struct outcome *o = malloc(sizeof *o);
-		cr_assert(o);
+		struct outcome *o = outcome_new();
 		wait_for(pid, cap, o);
 		char after[4096];
 		listing(dir, after, sizeof after);
@@ -279,9 +259,7 @@ Test(cli, interrupts_anywhere_leave_nothing_half_made, .timeout = 120)
 			cr_expect_eq(o->status, 130, "run %u: exit %d after SIGINT (%s)", i, o->status, o->err);
 			interrupted++;
 		}
-		free(o);
-		remove_tree(dir);
-		free(dir);
+		scratch_done(dir, o);
 	}
 	cr_expect(interrupted > 0, "some runs were interrupted before they finished");
 	remove_tree(cap);
@@ -316,8 +294,7 @@ Test(cli, list_names_everything, .timeout = 30)
 {
 	char *dir = make_tmp();
 	char *argv[] = { SCHEDBED_BIN, "list", NULL };
-	struct outcome *o = malloc(sizeof *o);
-	cr_assert(o);
+	struct outcome *o = outcome_new();
 	run_in(dir, argv, o);
 	cr_assert_eq(o->status, 0, "%s", o->err);
 	for (const struct sb_policy_ops *const *p = sb_policies; *p; p++) {
@@ -348,9 +325,7 @@ Test(cli, list_names_everything, .timeout = 30)
 		cr_expect(strstr(o->out, (*w)->name), "workload %s listed", (*w)->name);
 	for (const struct sb_param *q = sb_core_params; q->type != SB_P_END; q++)
 		cr_expect(strstr(o->out, q->name), "core parameter %s listed", q->name);
-	free(o);
-	remove_tree(dir);
-	free(dir);
+	scratch_done(dir, o);
 }
 
 /* ---- every run ends ---- */
@@ -368,8 +343,7 @@ static double secs_since(const struct timespec *t0)
 Test(cli, livelock_ends_as_starvation, .timeout = 60)
 {
 	char *dir = make_tmp();
-	struct outcome *o = malloc(sizeof *o);
-	cr_assert(o);
+	struct outcome *o = outcome_new();
 	static const char *const ratios[] = { "policy.dev_thousandths_ratio_check_local_first=1000",
 					      "policy.dev_thousandths_ratio_check_local_first=999" };
 	for (int i = 0; i < 2; i++) {
@@ -395,9 +369,7 @@ Test(cli, livelock_ends_as_starvation, .timeout = 60)
 				    path, NULL),
 			  "summary.json records the reason");
 	}
-	free(o);
-	remove_tree(dir);
-	free(dir);
+	scratch_done(dir, o);
 }
 
 /* Three runs that offer far more than they can finish: after the window their pending jobs get
@@ -406,8 +378,7 @@ Test(cli, livelock_ends_as_starvation, .timeout = 60)
 Test(cli, overloaded_runs_end_after_the_drain, .timeout = 120)
 {
 	char *dir = make_tmp();
-	struct outcome *o = malloc(sizeof *o);
-	cr_assert(o);
+	struct outcome *o = outcome_new();
 	static const char *const loads[][4] = {
 		{ "oltp", "epoch_us=101", "durability_ns=10000000", "a" },
 		{ "tiny", "window=100000", "work_ns=10000000", "b" },
@@ -436,9 +407,7 @@ Test(cli, overloaded_runs_end_after_the_drain, .timeout = 120)
 				    path, NULL),
 			  "%s: summary.json counts the unfinished jobs and adds up", loads[i][0]);
 	}
-	free(o);
-	remove_tree(dir);
-	free(dir);
+	scratch_done(dir, o);
 }
 
 /* txslot's workers sleep 10 ms between polls (task_polling_wait=10002) against a 5 ms limit
@@ -449,8 +418,7 @@ Test(cli, sleeping_between_polls_is_no_stall, .timeout = 120)
 	char *dir = make_tmp();
 	char *argv[] = { SCHEDBED_BIN, "run", "--policy", "txslot", "--workload", "micro", "--check", "--duration", "1",
 			 "--warmup", "0", "-q", "--set", "stall_limit=5", "--set", "task_polling_wait=10002", "--out", "r", NULL };
-	struct outcome *o = malloc(sizeof *o);
-	cr_assert(o);
+	struct outcome *o = outcome_new();
 	for (int i = 0; i < 4; i++) {
 		char rm[600];
 		snprintf(rm, sizeof rm, "%s/r", dir);
@@ -458,9 +426,7 @@ Test(cli, sleeping_between_polls_is_no_stall, .timeout = 120)
 		run_in(dir, argv, o);
 		cr_expect_eq(o->status, 0, "run %d: %s", i, o->err);
 	}
-	free(o);
-	remove_tree(dir);
-	free(dir);
+	scratch_done(dir, o);
 }
 
 Test(cli, stall_limit_below_resolution_is_rounded_up, .timeout = 30)
@@ -468,15 +434,12 @@ Test(cli, stall_limit_below_resolution_is_rounded_up, .timeout = 30)
 	char *dir = make_tmp();
 	char *argv[] = { SCHEDBED_BIN, "run", "--dry-run", "--policy", (char *)sb_policies[0]->name, "--workload", "micro",
 			 "--set", "stall_limit=2", NULL };
-	struct outcome *o = malloc(sizeof *o);
-	cr_assert(o);
+	struct outcome *o = outcome_new();
 	run_in(dir, argv, o);
 	cr_expect_eq(o->status, 0, "%s", o->err);
 	cr_expect_eq(count_lines(o->err), 1, "one line: %s", o->err);
 	cr_expect(strstr(o->err, "stall_limit 2 ms is below the watchdog's resolution; using 10 ms"), "%s", o->err);
-	free(o);
-	remove_tree(dir);
-	free(dir);
+	scratch_done(dir, o);
 }
 
 /* ---- the listing and the parser agree ---- */
@@ -570,8 +533,7 @@ Test(cli, listed_defaults_and_ranges_are_accepted, .timeout = 120)
 {
 	char *dir = make_tmp();
 	char *argv[] = { SCHEDBED_BIN, "list", "--params", NULL };
-	struct outcome *o = malloc(sizeof *o);
-	cr_assert(o);
+	struct outcome *o = outcome_new();
 	run_in(dir, argv, o);
 	cr_assert_eq(o->status, 0, "%s", o->err);
 	static struct lparam ps[1024];
@@ -605,24 +567,19 @@ Test(cli, listed_defaults_and_ranges_are_accepted, .timeout = 120)
 	char left[4096];
 	listing(dir, left, sizeof left);
 	cr_expect_str_eq(left, "", "--dry-run writes nothing: %s", left);
-	free(o);
-	remove_tree(dir);
-	free(dir);
+	scratch_done(dir, o);
 }
 
 Test(cli, help_on_every_command, .timeout = 30)
 {
 	char *dir = make_tmp();
 	static const char *const cmds[][3] = { { "--help" }, { "help" }, { "run", "--help" }, { "list", "--help" } };
-	struct outcome *o = malloc(sizeof *o);
-	cr_assert(o);
+	struct outcome *o = outcome_new();
 	for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++) {
 		char *argv[] = { SCHEDBED_BIN, (char *)cmds[i][0], (char *)cmds[i][1], NULL };
 		run_in(dir, argv, o);
 		cr_expect_eq(o->status, 0, "%s %s: exit %d", cmds[i][0], cmds[i][1] ? cmds[i][1] : "", o->status);
 		cr_expect(strstr(o->out, "usage: schedbed"), "%s %s prints a usage", cmds[i][0], cmds[i][1] ? cmds[i][1] : "");
 	}
-	free(o);
-	remove_tree(dir);
-	free(dir);
+	scratch_done(dir, o);
 }

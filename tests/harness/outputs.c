@@ -12,14 +12,7 @@
 #include <time.h>
 
 #include "../../core/stats.h"
-#include "../common.h"
-
-#ifndef SCHEDBED_BIN
-#error "the Makefile passes -DSCHEDBED_BIN=<path of the schedbed program>"
-#endif
-#ifndef SB_SRCDIR
-#error "the Makefile passes -DSB_SRCDIR=<source tree>"
-#endif
+#include "program.h"
 
 /* ---- a good run ---- */
 
@@ -39,8 +32,7 @@ static char *good_run(const char *policy, const char *dir, bool trace)
 	char *argv[] = { SCHEDBED_BIN, "run", "--policy", (char *)policy, "--workload", "micro", "--jobs", GOOD_JOBS,
 			 "--set", "workload.length=" GOOD_LENGTH, "--set", "core.thread_count=2", "--set", "stall_limit=5000",
 			 "--check", "--quiet", "--out", "run", trace ? "--trace" : NULL, NULL };
-	struct outcome *o = malloc(sizeof *o);
-	cr_assert(o);
+	struct outcome *o = outcome_new();
 	run_in(dir, argv, o);
 	cr_assert_eq(o->status, 0, "policy %s: exit %d, stderr: %s", policy, o->status, o->err);
 	cr_expect_str_eq(o->err, "", "--quiet prints nothing on stderr: %s", o->err);
@@ -159,16 +151,13 @@ Test(cli, plot_run_makes_pngs, .timeout = 120)
 	char *dir = make_tmp();
 	char *run = good_run(sb_policies[0]->name, dir, true);
 	char *argv[] = { PYTHON, SB_SRCDIR "/scripts/plot_run.py", run, NULL };
-	struct outcome *o = malloc(sizeof *o);
-	cr_assert(o);
+	struct outcome *o = outcome_new();
 	run_in(dir, argv, o);
 	cr_assert_eq(o->status, 0, "plot_run.py: exit %d, stderr: %s", o->status, o->err);
 	expect_png(run, "latency_cdf.png");
 	expect_png(run, "timeline.png");
-	free(o);
 	free(run);
-	remove_tree(dir);
-	free(dir);
+	scratch_done(dir, o);
 }
 
 /* The run's own gnuplot script draws its latency CDF in the terminal and both PNGs. */
@@ -178,8 +167,7 @@ Test(cli, run_gnuplot_script_draws, .timeout = 120)
 	char *run = good_run(sb_policies[0]->name, dir, false);
 	char gp[700];
 	snprintf(gp, sizeof gp, "%s/plot.gp", run);
-	struct outcome *o = malloc(sizeof *o);
-	cr_assert(o);
+	struct outcome *o = outcome_new();
 	char *dumb[] = { "/usr/bin/gnuplot", "-e", "term='dumb'; only='cdf'", gp, NULL };
 	run_in(dir, dumb, o);
 	cr_assert_eq(o->status, 0, "gnuplot (dumb): exit %d, stderr: %s", o->status, o->err);
@@ -196,10 +184,8 @@ Test(cli, run_gnuplot_script_draws, .timeout = 120)
 	cr_assert_eq(o->status, 0, "gnuplot (png): exit %d, stderr: %s", o->status, o->err);
 	expect_png(run, "latency_cdf_gp.png");
 	expect_png(run, "throughput_gp.png");
-	free(o);
 	free(run);
-	remove_tree(dir);
-	free(dir);
+	scratch_done(dir, o);
 }
 
 /* `schedbed outputs` describes every column and key a real run writes. */
@@ -208,8 +194,7 @@ Test(cli, outputs_documents_every_column_and_key, .timeout = 60)
 	char *dir = make_tmp();
 	char *run = good_run("hybrid", dir, true);
 	char *argv[] = { SCHEDBED_BIN, "outputs", NULL };
-	struct outcome *o = malloc(sizeof *o);
-	cr_assert(o);
+	struct outcome *o = outcome_new();
 	run_in(dir, argv, o);
 	cr_assert_eq(o->status, 0, "%s", o->err);
 	char doc[700];
@@ -238,10 +223,8 @@ Test(cli, outputs_documents_every_column_and_key, .timeout = 60)
 	char *help[] = { SCHEDBED_BIN, "run", "--help", NULL };
 	run_in(dir, help, o);
 	cr_expect(strstr(o->out, "schedbed outputs"), "run --help points to schedbed outputs: %s", o->out);
-	free(o);
 	free(run);
-	remove_tree(dir);
-	free(dir);
+	scratch_done(dir, o);
 }
 
 Test(cli, run_ids_are_unique, .timeout = 60)
@@ -249,8 +232,7 @@ Test(cli, run_ids_are_unique, .timeout = 60)
 	char *dir = make_tmp();
 	char *argv[] = { SCHEDBED_BIN, "run", "--policy", (char *)sb_policies[0]->name, "--workload", "micro",
 			 "--jobs", "2", "--set", "length=10", "--quiet", NULL };
-	struct outcome *o = malloc(sizeof *o);
-	cr_assert(o);
+	struct outcome *o = outcome_new();
 	for (int i = 0; i < 2; i++) {
 		run_in(dir, argv, o);
 		cr_assert_eq(o->status, 0, "run %d: %s", i, o->err);
@@ -260,9 +242,7 @@ Test(cli, run_ids_are_unique, .timeout = 60)
 	listing(results, names, sizeof names);
 	cr_expect_eq(count_lines(names), 2, "two runs, two result directories: %s", names);
 	cr_expect_null(strstr(names, ".tmp-"), "no temporary left: %s", names);
-	free(o);
-	remove_tree(dir);
-	free(dir);
+	scratch_done(dir, o);
 }
 
 /* ---- the table names what the policy did ---- */
@@ -272,8 +252,7 @@ Test(cli, run_ids_are_unique, .timeout = 60)
 Test(cli, table_shows_hybrid_split_and_degenerate_note, .timeout = 60)
 {
 	char *dir = make_tmp();
-	struct outcome *o = malloc(sizeof *o);
-	cr_assert(o);
+	struct outcome *o = outcome_new();
 	const char *levels[] = { "0", "20" };
 	for (int i = 0; i < 2; i++) {
 		char set[64];
@@ -297,9 +276,7 @@ Test(cli, table_shows_hybrid_split_and_degenerate_note, .timeout = 60)
 			cr_expect(!strstr(o->out, "note: "), "no note when both paths ran: %s", o->out);
 		}
 	}
-	free(o);
-	remove_tree(dir);
-	free(dir);
+	scratch_done(dir, o);
 }
 
 /* ---- numbers in the result files ---- */
