@@ -58,6 +58,12 @@ def descriptions():
     return out
 
 
+def default_experiments(descs):
+    """What runs when none is named: all but a description that is part of another (a quicker
+    subset of its runs, such as capacity-5ms of capacity), which runs only when named."""
+    return [n for n, d in descs.items() if "part_of" not in d]
+
+
 # ---- tables and figures from runs.csv ---------------------------------------------------------
 
 def variants_of(d):
@@ -513,7 +519,7 @@ def main():
     descs = descriptions()
     if a.list:
         for n, d in descs.items():
-            print(f"{n:<12} {d['question']}")
+            print(f"{n:<12} {d['question']}" + (f" [part of {d['part_of']}: runs only when named]" if "part_of" in d else ""))
         return 0
     bad = [n for n in a.experiments if n not in descs]
     if bad:
@@ -524,7 +530,7 @@ def main():
     if a.replot:
         replot(a.experiments or list(descs), descs)
         return 0
-    names = a.experiments or list(descs)
+    names = a.experiments or default_experiments(descs)
     out = a.out or os.path.join("results", "reproduce-" + time.strftime("%Y%m%dT%H%M%SZ", time.gmtime()))
     if os.path.abspath(out).startswith(os.path.abspath(PAPER)):
         die(f"--out {out} is inside {PAPER}: reproduce elsewhere and use --update-paper")

@@ -64,7 +64,7 @@ HIST_FILE = "latency-hist.json.gz"
 MANIFEST = "manifest.jsonl"
 PEER_NAME = re.compile(r"[A-Za-z0-9_.-]+")  # a program beside schedbed (peers_omp), never a path
 DESC_KEYS = {"name", "question", "memo", "configs", "load", "reps", "noise_reps", "timing", "slim", "bounded", "common",
-             "args", "duration", "warmup", "metrics", "figure"}
+             "args", "duration", "warmup", "metrics", "figure", "part_of"}
 DEFAULT_REPS = 5  # each repetition its own seed: fewer cannot give a median an interval worth stating
 
 
@@ -131,6 +131,8 @@ def load_description(path):
         miss = [k for k in ("workload", "param", "rates", "policies") if k not in d["load"]]
         if miss:
             die(f"{path}: \"load\" lacks {', '.join(miss)}")
+    if "part_of" in d and not os.path.exists(os.path.join(os.path.dirname(path), d["part_of"] + ".json")):
+        die(f"{path}: part_of names {d['part_of']}, which has no description beside it")
     d.setdefault("name", os.path.splitext(os.path.basename(path))[0])
     return d
 

@@ -492,7 +492,24 @@ def test_load_variant_sizes(tmp):
         assert ("clients=64" in a) == big, a
 
 
-TESTS = [test_load_variant_sizes, test_capacity_rule, test_dirty_tree_is_refused, test_repetitions_have_their_own_seeds, test_intervals_and_no_difference,
+def test_part_of_runs_only_when_named(tmp):
+    """A description that is part of another (capacity-5ms of capacity) is left out of what runs
+    when no experiment is named, and one whose part_of names no description is refused."""
+    sys.path.insert(0, os.path.join(ROOT, "scripts"))
+    import experiments
+    descs = experiments.descriptions()
+    default = experiments.default_experiments(descs)
+    assert "capacity" in default and "capacity-5ms" not in default, default
+    assert descs["capacity-5ms"]["part_of"] == "capacity"
+    path = os.path.join(tmp, "orphan.json")
+    with open(path, "w") as f:
+        json.dump({"question": "test orphan", "part_of": "nothing-here", "reps": 1,
+                   "configs": [config("a")]}, f)
+    rc, _, err = sweep("expand", path, "--out", os.path.join(tmp, "orphan-sweep"))
+    assert rc != 0 and "part_of names nothing-here" in err, (rc, err)
+
+
+TESTS = [test_part_of_runs_only_when_named, test_load_variant_sizes, test_capacity_rule, test_dirty_tree_is_refused, test_repetitions_have_their_own_seeds, test_intervals_and_no_difference,
          test_latency_histogram_recomputes_tails, test_paper_descriptions_expand_stable_and_machine_free, test_run_collect_and_resume,
          test_timing_runs_alone_others_in_parallel, test_failing_line_is_named_and_never_collected,
          test_missing_program_on_the_node, test_killed_run_is_named_and_never_collected,
