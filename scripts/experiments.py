@@ -170,7 +170,8 @@ def provenance(rows):
 def run_shape(rows):
     """What was run, from the rows themselves: repetitions, seeds, noise runs, length, workers."""
     reps = sorted({int(r["rep"]) for r in rows if r.get("rep") is not None})
-    seeds = sorted({int(r["seed"]) for r in rows if isinstance(r.get("seed"), float)})
+    # a seed is a float when read back from runs.csv and an int from a run's meta.json (--replot)
+    seeds = sorted({int(r["seed"]) for r in rows if isinstance(r.get("seed"), (int, float))})
     noise = max([int(r.get("noise") or 1) for r in rows] or [1])
     threads = sorted({int(r["threads"]) for r in rows if r.get("threads")})
     windows = [r["window_s"] for r in rows if r.get("window_s")]
