@@ -19,7 +19,7 @@ capacity, resampling the repetitions at each rate (fixed seed). Two policies' ca
 ordered only when their intervals do not overlap.
 
 Writes capacity.md, capacity.csv and capacity-<variant>.png (p99 over SLO per class against the
-offered rate, at most four classes) beside runs.csv.
+offered rate, at most six classes, two to a row) beside runs.csv.
 """
 import argparse
 import csv
@@ -138,10 +138,11 @@ def write(exp_dir, res, ld):
 
 
 def plot(exp_dir, rows, res, ld):
-    """Per variant: p99 / SLO against the offered rate, one panel per class (at most four)."""
+    """Per variant: p99 / SLO against the offered rate, one panel per class (at most six, two to a row, the
+    canvas growing with the rows so that labels keep their size)."""
     pngs = []
     unit = ld.get("offered_unit", ld["param"])
-    classes = ld["slo_classes"][:4]
+    classes = ld["slo_classes"][:6]
     for v in dict.fromkeys(x["variant"] for x in res):
         mine = [r for r in rows if (r.get("variant") or "") == v]
         slo = next(x["slo"] for x in res if x["variant"] == v)
@@ -161,7 +162,8 @@ def plot(exp_dir, rows, res, ld):
                 ax.set_yscale("log")  # past the knee p99 grows by orders of magnitude
                 ax.set_xlabel(f"offered load ({unit})")
                 ax.set_ylabel(f"{c} p99 / SLO ({sweep.fmt_ns(slo[c])}), log scale")
-            for ax in axes.flat[len(classes):]:
+            spare = list(axes.flat[len(classes):])
+            for ax in spare:
                 ax.set_visible(False)
             handles, names = axes.flat[0].get_legend_handles_labels()
             label = next(x["variant_label"] for x in res if x["variant"] == v) or v
@@ -169,8 +171,14 @@ def plot(exp_dir, rows, res, ld):
             fig.suptitle("\n".join(textwrap.wrap(
                 f"capacity sweep{', ' + label if label else ''}: p99 against {ld.get('slo_factor', 2)}x the unloaded "
                 f"p99; medians of {sweep.plural(reps, 'repetition')}; dashed: the SLO", 100)), fontsize=9)
-            fig.tight_layout(rect=(0, 0.07, 1, 1))
-            fig.legend(handles, names, loc="lower center", ncol=min(len(names), 9), fontsize=8, frameon=False)
+            if spare:  # an odd number of classes leaves a panel free: the legend goes there
+                fig.tight_layout()
+                spare[0].set_visible(True)
+                spare[0].axis("off")
+                spare[0].legend(handles, names, loc="center", fontsize=9, frameon=False)
+            else:
+                fig.tight_layout(rect=(0, 0.07, 1, 1))
+                fig.legend(handles, names, loc="lower center", ncol=min(len(names), 9), fontsize=8, frameon=False)
             pngs.append(save(fig, exp_dir, f"capacity-{v}" if v else "capacity"))
     return pngs
 
