@@ -7,7 +7,14 @@ how much load does a policy carry before its latencies break).
 Reads the experiment's runs.csv (sweep.py collect, experiments.py --report) and its description's
 "load": rates (offered, in load.offered_unit), policies, variants (e.g. one durability epoch each),
 the job classes whose p99 is held to a service-level objective ("slo_classes") and the factor
-("slo_factor", 2 by default).
+("slo_factor", 2 by default), and optionally the classes whose jobs hold a session while they run
+("in_flight_classes": for oltp every statement and the commit, not begin, whose latency includes the
+wait for a busy session).
+
+What limits a policy past its knee is read at the top offered rate: the cores its process used
+(cpu.window_cores) and, by Little's law, the sessions busy (the sum over in_flight_classes of
+throughput x mean latency). Sessions near their count with cores to spare: the load's own client
+pool is the ceiling, not the scheduler.
 
 The rule, per variant and class: the SLO is slo_factor times the unloaded p99, the median p99 of
 every policy's runs at the lowest rate (one bar for all policies, so that a policy slow when idle
@@ -81,6 +88,21 @@ def capacity_ci(by_rate):
     return capacity_of(by_rate), float(lo), float(hi)
 
 
+def saturation(rows, ld):
+    """(cores used, sessions busy) at the top rate: medians over the repetitions (None where
+    runs.csv lacks the columns or the description names no in_flight_classes)."""
+    top = max(r["rate"] for r in rows)
+    at = [r for r in rows if r["rate"] == top]
+    cores = [r["cpu.window_cores"] for r in at if r.get("cpu.window_cores") is not None]
+    busy = []
+    for r in at:
+        terms = [(r.get(f"classes.{c}.throughput"), r.get(f"classes.{c}.mean")) for c in ld.get("in_flight_classes", [])]
+        terms = [(t, m) for t, m in terms if t is not None and m is not None]  # a class with no job adds 0
+        if terms:
+            busy.append(sum(t * m / 1e9 for t, m in terms))
+    return (float(np.median(cores)) if cores else None, float(np.median(busy)) if busy else None)
+
+
 def analyse(rows, ld):
     """[{variant, policy, capacity, low, high, achieved, slo}] per variant and policy."""
     classes = ld["slo_classes"]
@@ -100,7 +122,10 @@ def analyse(rows, ld):
             by_rate = [(x, np.array([worst_ratio(r, slo) for r in pr if r["rate"] == x])) for x in rates]
             cap, lo, hi = capacity_ci(by_rate)
             at = [r.get(achieved_col) for r in pr if r["rate"] == cap and r.get(achieved_col) is not None]
-            out.append({"variant": v["name"], "variant_label": v.get("label", ""), "policy": p, "capacity": cap,
+            top = [r.get(achieved_col) for r in pr if r["rate"] == rates[-1] and r.get(achieved_col) is not None]
+            cores, busy = saturation(pr, ld)
+            out.append({"top_rate": rates[-1], "achieved_top": float(np.median(top)) if top else None,
+                        "cores_top": cores, "busy_top": busy, "variant": v["name"], "variant_label": v.get("label", ""), "policy": p, "capacity": cap,
                         "low": lo, "high": hi, "achieved": float(np.median(at)) if at else None, "slo": slo,
                         "reps": max((len(x) for _, x in by_rate), default=0)})
     return out
@@ -110,10 +135,12 @@ def write(exp_dir, res, ld):
     unit = ld.get("offered_unit", ld["param"])
     with open(os.path.join(exp_dir, "capacity.csv"), "w", newline="") as f:
         w = csv.writer(f)
-        w.writerow(["variant", "policy", f"capacity ({unit})", "ci_low", "ci_high", "achieved at capacity", "reps"] +
-                   [f"slo {c} (ns)" for c in ld["slo_classes"]])
+        w.writerow(["variant", "policy", f"capacity ({unit})", "ci_low", "ci_high", "achieved at capacity", "reps",
+                    "top rate", "achieved at the top rate", "cores used at the top rate",
+                    "sessions busy at the top rate"] + [f"slo {c} (ns)" for c in ld["slo_classes"]])
         for x in res:
-            w.writerow([x["variant"], x["policy"], x["capacity"], x["low"], x["high"], x["achieved"], x["reps"]] +
+            w.writerow([x["variant"], x["policy"], x["capacity"], x["low"], x["high"], x["achieved"], x["reps"],
+                        x["top_rate"], x["achieved_top"], x["cores_top"], x["busy_top"]] +
                        [round(x["slo"][c]) for c in ld["slo_classes"]])
     md = [f"Capacity: the highest offered rate ({unit}) up to which every rate keeps the p99 of "
           f"{', '.join(ld['slo_classes'])} within {ld.get('slo_factor', 2)}x the unloaded p99 and cancels no job; "
@@ -123,10 +150,14 @@ def write(exp_dir, res, ld):
         slo = mine[0]["slo"]
         md += [f"### {mine[0]['variant_label'] or v or 'all runs'}", "",
                "SLO: " + ", ".join(f"{c} {sweep.fmt_ns(t)}" for c, t in slo.items()), "",
-               f"| policy | capacity ({unit}) | achieved at capacity | reps |", "|---|---|---|---|"]
+               f"| policy | capacity ({unit}) | achieved at capacity | reps | at {mine[0]['top_rate']:g} offered: "
+               f"achieved, cores used, sessions busy |", "|---|---|---|---|---|"]
         for x in mine:
-            ach = f"{x['achieved']:.0f}" if x["achieved"] is not None else "-"
-            md.append(f"| {x['policy']} | {x['capacity']:g} [{x['low']:g}..{x['high']:g}] | {ach} | {x['reps']} |")
+            def num(v, f="{:.0f}"):
+                return f.format(v) if v is not None else "-"
+            md.append(f"| {x['policy']} | {x['capacity']:g} [{x['low']:g}..{x['high']:g}] | {num(x['achieved'])} | "
+                      f"{x['reps']} | {num(x['achieved_top'])}, {num(x['cores_top'], '{:.2f}')}, "
+                      f"{num(x['busy_top'], '{:.1f}')} |")
         ref = mine[0]
         said = [sbstats.order(x["policy"], (x["capacity"], x["low"], x["high"]), ref["policy"],
                               (ref["capacity"], ref["low"], ref["high"]), x["reps"], ref["reps"]) for x in mine[1:]]

@@ -468,6 +468,15 @@ def test_capacity_rule(tmp):
     res = {x["policy"]: x for x in capacity.analyse(rows, ld)}
     assert res["fast"]["capacity"] == 1000, res
     assert "slow: no difference measured" in capacity.write(tmp, list(res.values()), ld)
+    # at the top rate: cores used, and sessions busy by Little's law over in_flight_classes
+    ld["in_flight_classes"] = ["a", "b"]
+    for r in rows:
+        r.update({"cpu.window_cores": 1.5, "classes.a.throughput": 1000.0, "classes.a.mean": 2e6})  # 2 busy
+        if r["rep"] != 1:
+            r.update({"classes.b.throughput": 500.0, "classes.b.mean": 4e6})  # 2 more; rep 1 has no b job
+    res = {x["policy"]: x for x in capacity.analyse(rows, ld)}
+    assert (res["slow"]["top_rate"], res["slow"]["cores_top"], res["slow"]["busy_top"]) == (4000, 1.5, 4.0), res
+    assert "| slow | 1000 [1000..1000] | 1000 | 5 | 4000, 1.50, 4.0 |" in capacity.write(tmp, list(res.values()), ld)
 
 
 def test_load_variant_sizes(tmp):
