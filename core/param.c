@@ -109,6 +109,58 @@ static bool parse_bool(const char *v, bool *out)
 	return false;
 }
 
+static int set_int(const struct sb_param *p, int64_t *f, const char *name, const char *value, char *err,
+		   size_t errlen)
+{
+	char *end = NULL;
+	errno = 0;
+	long long v = strtoll(value, &end, 10);
+	if (end == value || *end) {
+		snprintf(err, errlen, "parameter '%s': '%s' is not an integer; valid range is %lld..%lld", name, value,
+			 (long long)p->min, (long long)p->max);
+		return -EINVAL;
+	}
+	if (errno == ERANGE || v < p->min || v > p->max) {
+		snprintf(err, errlen, "parameter '%s': %s is out of range; valid range is %lld..%lld", name, value,
+			 (long long)p->min, (long long)p->max);
+		return -ERANGE;
+	}
+	*f = v;
+	return 0;
+}
+
+static int set_double(const struct sb_param *p, double *f, const char *name, const char *value, char *err,
+		      size_t errlen)
+{
+	char *end = NULL;
+	errno = 0;
+	double v = strtod(value, &end);
+	if (end == value || *end || isnan(v)) {
+		snprintf(err, errlen, "parameter '%s': '%s' is not a number; valid range is %g..%g", name, value, p->dmin, p->dmax);
+		return -EINVAL;
+	}
+	if (errno == ERANGE || v < p->dmin || v > p->dmax) {
+		snprintf(err, errlen, "parameter '%s': %s is out of range; valid range is %g..%g", name, value, p->dmin, p->dmax);
+		return -ERANGE;
+	}
+	*f = v;
+	return 0;
+}
+
+static int set_enum(const struct sb_param *p, int *f, const char *name, const char *value, char *err, size_t errlen)
+{
+	for (int i = 0; p->choices[i]; i++) {
+		if (strcmp(p->choices[i], value) == 0) {
+			*f = i;
+			return 0;
+		}
+	}
+	char ch[512];
+	choices_into(p->choices, ch, sizeof ch);
+	snprintf(err, errlen, "parameter '%s': '%s' is not a valid choice; valid choices are %s", name, value, ch);
+	return -EINVAL;
+}
+
 int sb_param_set(const struct sb_param *tbl, void *obj, const char *name, const char *value,
 		 char *err, size_t errlen)
 {
@@ -127,60 +179,18 @@ int sb_param_set(const struct sb_param *tbl, void *obj, const char *name, const 
 		return -EINVAL;
 	}
 	switch (p->type) {
-	case SB_P_INT: {
-		char *end = NULL;
-		errno = 0;
-		long long v = strtoll(value, &end, 10);
-		if (end == value || *end) {
-			snprintf(err, errlen, "parameter '%s': '%s' is not an integer; valid range is %lld..%lld",
-				 name, value, (long long)p->min, (long long)p->max);
-			return -EINVAL;
-		}
-		if (errno == ERANGE || v < p->min || v > p->max) {
-			snprintf(err, errlen, "parameter '%s': %s is out of range; valid range is %lld..%lld",
-				 name, value, (long long)p->min, (long long)p->max);
-			return -ERANGE;
-		}
-		*(int64_t *)f = v;
-		return 0;
-	}
-	case SB_P_BOOL: {
-		bool b;
-		if (!parse_bool(value, &b)) {
+	case SB_P_INT:
+		return set_int(p, f, name, value, err, errlen);
+	case SB_P_BOOL:
+		if (!parse_bool(value, f)) {
 			snprintf(err, errlen, "parameter '%s': '%s' is not a boolean; valid values are true|false", name, value);
 			return -EINVAL;
 		}
-		*(bool *)f = b;
 		return 0;
-	}
 	case SB_P_ENUM:
-		for (int i = 0; p->choices[i]; i++) {
-			if (strcmp(p->choices[i], value) == 0) {
-				*(int *)f = i;
-				return 0;
-			}
-		}
-		{
-			char ch[512];
-			choices_into(p->choices, ch, sizeof ch);
-			snprintf(err, errlen, "parameter '%s': '%s' is not a valid choice; valid choices are %s", name, value, ch);
-		}
-		return -EINVAL;
-	case SB_P_DOUBLE: {
-		char *end = NULL;
-		errno = 0;
-		double v = strtod(value, &end);
-		if (end == value || *end || isnan(v)) {
-			snprintf(err, errlen, "parameter '%s': '%s' is not a number; valid range is %g..%g", name, value, p->dmin, p->dmax);
-			return -EINVAL;
-		}
-		if (errno == ERANGE || v < p->dmin || v > p->dmax) {
-			snprintf(err, errlen, "parameter '%s': %s is out of range; valid range is %g..%g", name, value, p->dmin, p->dmax);
-			return -ERANGE;
-		}
-		*(double *)f = v;
-		return 0;
-	}
+		return set_enum(p, f, name, value, err, errlen);
+	case SB_P_DOUBLE:
+		return set_double(p, f, name, value, err, errlen);
 	case SB_P_STR:
 		/* The string is borrowed: parameters are set from argv, which outlives the run. */
 		*(const char **)f = value;
