@@ -205,6 +205,21 @@ static void sleeper_barrier(const struct sb_rt *rt)
 	}
 }
 
+/* A suspension has ended: its length moves from susp_since into the counter. The seqlock's
+ * writer side; the reader is sb_rt_worker_counters (stats.c). */
+static void suspended_done(struct sb_worker *w, uint64_t ns)
+{
+	uint32_t s = atomic_load_explicit(&w->susp_seq, memory_order_relaxed);
+	atomic_store_explicit(&w->susp_seq, s + 1, memory_order_relaxed);
+	/* release fence: orders the odd sequence before the two stores below, so a reader that
+	 * sees either of them (and fences with acquire) sees the odd sequence and retries */
+	atomic_thread_fence(memory_order_release);
+	sb_count(&w->tc, SB_C_SUSPEND_NS, ns);
+	atomic_store_explicit(&w->susp_since, 0, memory_order_relaxed);
+	/* release: pairs with the reader's first acquire load; its counter read then sees ours */
+	atomic_store_explicit(&w->susp_seq, s + 2, memory_order_release);
+}
+
 /* Suspend until woken or the suspend timeout passes. Returns a task found by the re-check, if
  * any (*stolen when a steal found it). The re-check after announcing the suspension is the
  * whole idle decision again -- pop, a steal sweep, then the policy's idle step -- so that the
@@ -237,9 +252,12 @@ struct sb_task *sb_suspend(struct sb_worker *w, bool *after_suspend, bool *stole
 	if (!t && !io.stay_awake && !atomic_load_explicit(&rt->stopping, memory_order_relaxed)) {
 		sb_count(tc, SB_C_SUSPEND, 1);
 		uint64_t t0 = sb_now_ns();
+		/* relaxed: a reader adds the part so far only when susp_seq was even and unchanged
+		 * around its reads (suspended_done), so any value it sees here is consistent */
+		atomic_store_explicit(&w->susp_since, t0, memory_order_relaxed);
 		sb_exec_park(&w->state, SB_W_SUSPENDED, us * 1000);
 		uint64_t t1 = sb_now_ns();
-		sb_count(tc, SB_C_SUSPEND_NS, t1 - t0);
+		suspended_done(w, t1 - t0);
 		if (rt->cfg.trace)
 			trace_instant(tc, SB_EV_SUSPEND, t0, t1 - t0);
 		*after_suspend = true;

@@ -98,6 +98,12 @@ struct sb_worker {
 	_Atomic uint32_t yield_req; /* monitor -> task: please yield */
 	_Atomic uint32_t idle;      /* 1 while the worker finds nothing (watchdog) */
 	_Atomic uint64_t nap_until; /* while it sleeps between polls: when the nap ends, else 0 */
+	/* The suspension in progress, so that counters read while a worker sleeps (a measurement
+	 * window's ends, sb_rt_worker_counters) include it: its start, 0 when none. susp_seq is odd
+	 * while the owner moves a finished suspension into its counter (a seqlock), so a reader
+	 * counts an ending suspension neither twice nor not at all. */
+	_Atomic uint32_t susp_seq;
+	_Atomic uint64_t susp_since;
 	/* --- owner-private --- */
 	_Alignas(SB_CACHELINE) struct sb_thread tc;
 	struct sb_rt *rt;

@@ -162,9 +162,28 @@ static void read_counters(const struct sb_thread *tc, uint64_t out[SB_NR_COUNTER
 	}
 }
 
+/* A worker's counters, its suspension in progress included (the seqlock's reader side; the
+ * writer is idle.c's suspended_done): a window that opens or closes while a worker sleeps
+ * counts the part of the sleep inside it, not the whole sleep at the window its wake falls in. */
 void sb_rt_worker_counters(const struct sb_rt *rt, unsigned i, uint64_t out[SB_NR_COUNTERS])
 {
-	read_counters(&rt->w[i].tc, out, false);
+	const struct sb_worker *w = &rt->w[i];
+	for (;;) {
+		/* acquire: pairs with the writer's final release store */
+		uint32_t s1 = atomic_load_explicit(&w->susp_seq, memory_order_acquire);
+		read_counters(&w->tc, out, false);
+		uint64_t since = atomic_load_explicit(&w->susp_since, memory_order_relaxed);
+		/* acquire fence: pairs with the writer's release fence; if the reads above saw its
+		 * stores, the load below sees the odd sequence (or a later one) */
+		atomic_thread_fence(memory_order_acquire);
+		uint32_t s2 = atomic_load_explicit(&w->susp_seq, memory_order_relaxed);
+		if (s1 != s2 || (s1 & 1))
+			continue; /* a suspension was ending: read again */
+		uint64_t now = since ? sb_now_ns() : 0;
+		if (now > since)
+			out[SB_C_SUSPEND_NS] += now - since;
+		return;
+	}
 }
 
 void sb_rt_other_counters(const struct sb_rt *rt, uint64_t out[SB_NR_COUNTERS])

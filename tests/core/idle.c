@@ -303,3 +303,33 @@ ParameterizedTest(struct sb_tpol *pol, invariants, no_lost_wakeup, .timeout = 60
 	sb_thread_detach();
 	t_done(rt);
 }
+
+/* Counters read while the workers sleep include the sleep so far: a measurement window that
+ * closes during a long suspension counts its part of it (before, a suspension was counted only
+ * when it ended, so a worker asleep through a whole window read as never suspended in it). */
+Test(idle, suspended_time_counts_while_asleep, .timeout = 30)
+{
+	static const char *const sets[] = { "busy_worker=false", "worker_suspend_timeout=60000000", NULL };
+	struct sb_rt *rt = t_rt("stealing", 2, sets);
+	for (int i = 0; i < 5000 && sb_nsuspended(rt) < 2; i++)
+		t_sleep_us(1000);
+	cr_assert_eq(sb_nsuspended(rt), 2, "both workers suspend when idle");
+	uint64_t a[2][SB_NR_COUNTERS], b[2][SB_NR_COUNTERS];
+	for (unsigned i = 0; i < 2; i++)
+		sb_rt_worker_counters(rt, i, a[i]);
+	uint64_t t0 = sb_now_ns();
+	t_sleep_ms(200);
+	uint64_t t1 = sb_now_ns();
+	for (unsigned i = 0; i < 2; i++)
+		sb_rt_worker_counters(rt, i, b[i]);
+	cr_assert_eq(sb_nsuspended(rt), 2, "nothing woke the workers");
+	for (unsigned i = 0; i < 2; i++) {
+		uint64_t d = b[i][SB_C_SUSPEND_NS] - a[i][SB_C_SUSPEND_NS];
+		/* both reads fall inside one suspension: the difference is the time between them */
+		cr_expect(d >= (t1 - t0) * 9 / 10 && d <= (t1 - t0) + 50000000,
+			  "worker %u: %llu ns suspended counted over %llu ns of sleep", i, (unsigned long long)d,
+			  (unsigned long long)(t1 - t0));
+		cr_expect_eq(b[i][SB_C_SUSPEND], a[i][SB_C_SUSPEND], "worker %u did not wake", i);
+	}
+	t_done(rt);
+}
