@@ -9,7 +9,10 @@
  *                     statements in flight (jogasaki's loader batch, 10000 by default): each run
  *                     it frees the slots of finished statements, fills the free ones, and while
  *                     any statement is still running or rows remain it returns SB_YIELD to be
- *                     scheduled again: jogasaki's busy wait, in task form.
+ *                     scheduled again: jogasaki's busy wait, in task form. wait=block
+ *                     replaces the busy wait by DuckDB's TASK_BLOCKED (memo 002): when it can
+ *                     submit nothing more it returns SB_BLOCKED, and the next statement to
+ *                     finish resumes it.
  *   nontransactional  files x blocks blocks of block_rows rows; each block is its own
  *                     transaction with one statement in flight at a time, and up to
  *                     concurrent_blocks blocks run at once. A statement's completion callback
@@ -37,9 +40,12 @@ static const char *const load_classes[] = { "load", "insert", NULL };
 
 enum { M_TRANSACTIONAL, M_NONTRANSACTIONAL };
 static const char *const modes[] = { "transactional", "nontransactional", NULL };
+enum { W_YIELD, W_BLOCK };
+static const char *const waits[] = { "yield", "block", NULL };
 
 struct load_params {
 	int mode;
+	int wait;
 	int64_t clients;
 	int64_t rows;
 	int64_t bulk_size;
@@ -51,6 +57,9 @@ struct load_params {
 #define P struct load_params
 static const struct sb_param load_param_table[] = {
 	SB_PARAM_ENUM(P, mode, M_TRANSACTIONAL, modes, "one transaction for the whole load, or one per block"),
+	SB_PARAM_ENUM(P, wait, W_YIELD, waits,
+		      "transactional: with statements in flight the load task yields and polls (jogasaki), or blocks "
+		      "until one finishes (DuckDB's TASK_BLOCKED)"),
 	SB_PARAM_INT(P, clients, 1, 1, 64, "request threads, each running loads one after another"),
 	SB_PARAM_INT(P, rows, 100000, 1, 1000000000, "transactional: rows (INSERT statements) per load"),
 	SB_PARAM_INT(P, bulk_size, 10000, 1, 10000000, "transactional: statements in flight at most (jogasaki's default 10000)"),
@@ -83,10 +92,15 @@ struct load_client {
 	uint64_t seed;               /* drawn by the client per load: the costs follow from it */
 	struct wl_rng rng;           /* transactional: write costs, drawn by the one load task */
 	/* transactional */
-	struct sb_job **ring;        /* statements in flight, bulk_size slots, freed oldest first */
+	struct sb_job **ring;        /* statements not yet given back, cap slots, oldest first */
+	uint64_t cap;                /* bulk_size, twice that with wait=block (see bulk_task) */
 	uint64_t head, tail;
 	uint64_t rows_left;
 	struct sb_txn *txn;
+	/* wait=block: statements whose completion callback has run, and the load task while it is
+	 * parked (SB_BLOCKED) waiting for one */
+	_Atomic uint64_t finished;
+	_Atomic(struct sb_task *) parked;
 	/* nontransactional */
 	_Atomic uint64_t next_block; /* blocks handed to chains so far */
 	struct chain *chains;        /* concurrent_blocks of them */
@@ -115,27 +129,71 @@ static struct sb_job *insert_job(struct load *l, struct sb_txn *x, sb_job_done_f
 
 /* ---- transactional ---- */
 
+/* wait=block: a statement has finished; if the load task is parked waiting for one, it runs
+ * again (DuckDB's callback that reschedules a TASK_BLOCKED task). */
+static void insert_done(struct sb_job *j)
+{
+	struct load_client *lc = j->arg;
+	wl_count_done(&lc->l->cs, j);
+	/* seq_cst, both: with park_load()'s store of `parked` then load of `finished`, a Dekker
+	 * pair: either the load task sees this statement finished, or this sees it parked */
+	atomic_fetch_add_explicit(&lc->finished, 1, memory_order_seq_cst);
+	struct sb_task *t = atomic_exchange_explicit(&lc->parked, NULL, memory_order_seq_cst);
+	if (t)
+		sb_task_resume(t);
+}
+
+/* wait=block: park until a statement finishes (seen: the callbacks counted when this run of the
+ * load task began). */
+static enum sb_result park_load(struct load_client *lc, struct sb_task *t, uint64_t seen)
+{
+	atomic_store_explicit(&lc->parked, t, memory_order_seq_cst);
+	if (atomic_load_explicit(&lc->finished, memory_order_seq_cst) == seen)
+		return SB_BLOCKED; /* the next callback resumes us */
+	/* one finished meanwhile: take ourselves back, unless its callback already took us (then
+	 * its resume is on the way, and the core lets a resume overtake the SB_BLOCKED return) */
+	struct sb_task *expected = t;
+	if (atomic_compare_exchange_strong_explicit(&lc->parked, &expected, NULL, memory_order_seq_cst,
+						    memory_order_seq_cst))
+		return SB_YIELD;
+	return SB_BLOCKED;
+}
+
+/* The load task. The ring holds a reference to every statement submitted and not yet given
+ * back, oldest first; a reference goes back once its job is done. In the yield mode a statement
+ * is in flight until its job is done; in the block mode until its callback has run (which is
+ * what resumes the task; the job is done a moment later), so the ring has room for twice
+ * bulk_size: the references of statements finished but not yet given back. */
 static enum sb_result bulk_task(struct sb_task *t)
 {
 	struct load_client *lc = t->arg;
 	struct load *l = lc->l;
-	uint64_t bulk = (uint64_t)l->p.bulk_size;
-	/* finished statements give their slots back, oldest first */
-	while (lc->head < lc->tail && sb_job_done(lc->ring[lc->head % bulk]))
-		sb_job_put(lc->ring[lc->head++ % bulk]);
+	bool block = l->p.wait == W_BLOCK;
+	uint64_t bulk = (uint64_t)l->p.bulk_size, cap = lc->cap;
+	/* seq_cst: the first half of park_load's Dekker pair with insert_done */
+	uint64_t seen = block ? atomic_load_explicit(&lc->finished, memory_order_seq_cst) : 0;
+	while (lc->head < lc->tail && sb_job_done(lc->ring[lc->head % cap]))
+		sb_job_put(lc->ring[lc->head++ % cap]);
 	if (wl_stopping(&l->cs))
 		lc->rows_left = 0; /* the run is over: the rest of the file is not read */
 	/* filling many free slots may take long (read_ns per row): a stop ends it between rows, so
 	 * that the run's drain is not held up by one task that cannot be cancelled while it runs */
-	while (lc->tail - lc->head < bulk && lc->rows_left && !wl_stopping(&l->cs)) {
+	while ((block ? lc->tail - seen : lc->tail - lc->head) < bulk && lc->tail - lc->head < cap && lc->rows_left &&
+	       !wl_stopping(&l->cs)) {
 		sb_work_ns((uint64_t)l->p.read_ns);
-		struct sb_job *j = insert_job(l, lc->txn, wl_job_done, l);
+		struct sb_job *j = block ? insert_job(l, lc->txn, insert_done, lc) : insert_job(l, lc->txn, wl_job_done, l);
 		uint64_t ns = wl_cost(&lc->rng, l->p.dist, (double)l->p.write_ns);
-		lc->ring[lc->tail++ % bulk] = j;
+		lc->ring[lc->tail++ % cap] = j;
 		lc->rows_left--;
 		wl_submit(&l->cs, j, wl_work(&l->cs, j, ns, SB_TF_STICKY));
 	}
-	return lc->head < lc->tail || lc->rows_left ? SB_YIELD : SB_DONE;
+	if (!block)
+		return lc->head < lc->tail || lc->rows_left ? SB_YIELD : SB_DONE;
+	/* every statement's callback has run: done (the client gives back the references left), or
+	 * more to submit once the ring has room (a reference waiting for its job to be done) */
+	if (lc->tail == seen)
+		return lc->rows_left ? SB_YIELD : SB_DONE;
+	return park_load(lc, t, seen); /* a statement in flight will resume us */
 }
 
 /* ---- nontransactional ---- */
@@ -240,6 +298,9 @@ static void client(struct wl_client *c)
 		lc->txn = x;
 		lc->rows_left = (uint64_t)l->p.rows;
 		lc->head = lc->tail = 0;
+		/* relaxed, both: the root task's submit publishes them; no statement is in flight */
+		atomic_store_explicit(&lc->finished, 0, memory_order_relaxed);
+		atomic_store_explicit(&lc->parked, NULL, memory_order_relaxed);
 		lc->seed = wl_rng_next(&c->rng);
 		wl_rng_seed(&lc->rng, lc->seed, 0);
 		struct sb_task *root = wl_task(&l->cs, j, tx ? bulk_task : blocks_task, lc);
@@ -248,7 +309,7 @@ static void client(struct wl_client *c)
 		/* a load task dropped in a cancelled run leaves statements in flight: the transaction
 		 * ends only after them (they are being dropped too) */
 		while (ok && tx && lc->head < lc->tail)
-			ok = wl_wait_put(lc->ring[lc->head++ % (uint64_t)l->p.bulk_size]);
+			ok = wl_wait_put(lc->ring[lc->head++ % lc->cap]);
 		if (!ok)
 			break;
 		if (x)
@@ -267,8 +328,9 @@ static int load_start(const struct wl_env *env, const void *params, void **state
 	l->lc = lc;
 	for (int64_t i = 0; i < p->clients; i++) {
 		lc[i].l = l;
+		lc[i].cap = (uint64_t)p->bulk_size * (p->wait == W_BLOCK ? 2 : 1);
 		if (p->mode == M_TRANSACTIONAL)
-			lc[i].ring = calloc((size_t)p->bulk_size, sizeof *lc[i].ring);
+			lc[i].ring = calloc((size_t)lc[i].cap, sizeof *lc[i].ring);
 		else
 			lc[i].chains = calloc((size_t)p->concurrent_blocks, sizeof *lc[i].chains);
 		if (!lc[i].ring && !lc[i].chains)

@@ -50,6 +50,7 @@ WORKLOAD_CASES = {
     "wake": [["--jobs", "16", "--set", "gap_us=300", "--set", "from_task_pct=50"]],
     "tiny": [["--jobs", "300", "--set", "producers=3"]],
     "load": [["--jobs", "1", "--set", "rows=400", "--set", "bulk_size=32"],
+             ["--jobs", "1", "--set", "rows=400", "--set", "bulk_size=32", "--set", "wait=block"],
              ["--jobs", "1", "--set", "mode=nontransactional", "--set", "files=2", "--set", "blocks=2",
               "--set", "block_rows=8"]],
     "micro": [["--jobs", "3", "--set", "length=200", "--set", "pattern=pingpong"],

@@ -1,6 +1,8 @@
 /*
  * load.c - the load workload (workloads/load.c) on every registered policy.
  */
+#include <string.h>
+
 #include "run.h"
 SB_POLICY_PARAMS(workloads, load)
 ParameterizedTest(struct sb_tpol *pol, workloads, load, .timeout = 60)
@@ -18,4 +20,36 @@ ParameterizedTest(struct sb_tpol *pol, workloads, load, .timeout = 60)
 	t_reconcile("load nontransactional", pol->name, &o);
 	cr_assert_eq(o.wl_class[ld], 4);
 	cr_assert_eq(o.wl_class[ins], 4 * 2 * 3 * 10);
+}
+
+/* wait=block (DuckDB's TASK_BLOCKED): the load task parks while its statements are in flight and
+ * the next one to finish resumes it, so it runs about once per statement, not once per poll.
+ * The yield mode's count is the control: its load task polls for as long as statements are in
+ * flight, many times per statement. A load task that never parked would run as often as that;
+ * one that parked and was never resumed would hang the run (the watchdog fails it). */
+SB_POLICY_PARAMS(workloads, load_blocked)
+ParameterizedTest(struct sb_tpol *pol, workloads, load_blocked, .timeout = 60)
+{
+	static const char *const block[] = { "mode=transactional", "wait=block", "rows=3000", "bulk_size=64",
+					     "write_ns=2000", "read_ns=0", NULL };
+	static const char *const yield[] = { "mode=transactional", "wait=yield", "rows=3000", "bulk_size=64",
+					     "write_ns=2000", "read_ns=0", NULL };
+	struct t_out b, y;
+	unsigned ins = t_cls("load", "insert");
+	t_workload(pol->name, "load", block, 12, 2, &b);
+	t_reconcile("load wait=block", pol->name, &b);
+	cr_assert_eq(b.wl_class[ins], 2 * 3000);
+	t_workload(pol->name, "load", yield, 12, 2, &y);
+	t_reconcile("load wait=yield", pol->name, &y);
+	/* runs of the load task: every task run that was not an INSERT's write */
+	uint64_t runs_b = b.core[SB_C_RUN] - 2 * 3000, runs_y = y.core[SB_C_RUN] - 2 * 3000, bound = 2 * (2 * 3000 + 2);
+	cr_expect(runs_b <= bound, "%s: the blocked load task ran %llu times for %d statements", pol->name,
+		  (unsigned long long)runs_b, 2 * 3000);
+	/* where statements run inline in their submit (serial, hybrid's serial path) nothing is ever
+	 * in flight and neither mode waits; under the stealing family the yield mode polls */
+	if (!strcmp(pol->name, "stealing"))
+		cr_assert(runs_y > bound, "stealing: the polling load task ran only %llu times", (unsigned long long)runs_y);
+	if (runs_y > bound)
+		cr_expect(b.core[SB_C_BLOCKED] > 0, "%s: the load task polled %llu times with wait=yield and never parked "
+			  "with wait=block", pol->name, (unsigned long long)runs_y);
 }
