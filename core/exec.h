@@ -150,6 +150,27 @@ static inline void sb_cpu_relax(void)
 #endif
 }
 
+/* The line argument of a charge that names no line and is owed even for a spin iteration
+ * (sb_cpu_poll). */
+#define SB_EXEC_OWED (-2)
+
+/* One iteration of a polling loop that ends by itself (the worker's local polls before a steal
+ * sweep). Under a virtual executor its cost is owed like a queue operation's and paid with the
+ * next wait, or once the actor is a microsecond ahead of the clock, instead of at once as a
+ * spin-wait's is: a bounded loop needs no turn for the others at each iteration, and at hundreds
+ * of simulated workers those turns were most of a simulation's wall time. A task pushed to the
+ * poller's queue meanwhile is seen at most that microsecond later. */
+static inline void sb_cpu_poll(void)
+{
+	if (sb_exec_virtual()) {
+		sb_exec_vt->charge(SB_COST_RELAX, SB_EXEC_OWED, -1, NULL);
+		return;
+	}
+#if defined(__x86_64__) || defined(__i386__)
+	__builtin_ia32_pause();
+#endif
+}
+
 /* Give the CPU to another runnable thread. */
 static inline void sb_exec_yield(void)
 {

@@ -106,7 +106,12 @@ static SB_COLD struct sb_task *find_more(struct sb_worker *w, bool *stolen)
 	for (int64_t i = 0; i < tries; i++) {
 		if ((t = local(w)))
 			return t;
-		sb_cpu_relax();
+		/* under a virtual executor the polls' cost is owed and the last one pays it all, so the
+		 * sweep below starts when it would with every poll paying at once (exec.h) */
+		if (i + 1 < tries)
+			sb_cpu_poll();
+		else
+			sb_cpu_relax();
 	}
 	sb_count(&w->tc, SB_C_STEAL_SWEEP, 1);
 	t = sb_policy_steal(rt, w->idx);
