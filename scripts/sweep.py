@@ -189,12 +189,13 @@ def expand_load(d, o):
     (A B C, then C B A) so that drift does not favour one policy. A run that ends overloaded
     (exit 3: jobs cancelled after the drain) is a result here, the point past the knee. A variant
     may give its own "rates" and run "args" (e.g. --threads 16 with rates scaled to 16 workers),
-    so one description can sweep the load at several machine sizes."""
+    so one description can sweep the load at several machine sizes, and its own "duration" and
+    "warmup" (a simulated second of 256 workers takes far longer to compute than one of 5)."""
     ld, name = d["load"], d["name"]
     variants = ld.get("variants") or [{"name": "", "label": "", "set": []}]
-    extra = run_length(d, o, 3) + d.get("args", [])
     lines = []
     for v in variants:
+        extra = run_length({**d, **{k: v[k] for k in ("duration", "warmup") if k in v}}, o, 3) + d.get("args", [])
         vid = f"{v['name']}." if v["name"] else ""
         vdir = f"{v['name']}/" if v["name"] else ""
         vset = [x for s in v.get("set", []) for x in ("--set", s)] + v.get("args", [])

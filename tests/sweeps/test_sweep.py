@@ -480,15 +480,16 @@ def test_capacity_rule(tmp):
 
 
 def test_load_variant_sizes(tmp):
-    """A load variant with its own rates and run arguments (a machine size) expands to exactly
-    those rates with those arguments, and the other variant keeps the description's rates."""
+    """A load variant with its own rates, run arguments (a machine size) and run length expands to
+    exactly those rates with those arguments and that length, and the other variant keeps the
+    description's."""
     path = os.path.join(tmp, "sizes.json")
     with open(path, "w") as f:
         json.dump({"question": "test sizes", "reps": 1, "load": {
             "workload": "oltp", "param": "rate", "rates": [100, 200], "policies": ["stealing"],
             "variants": [{"name": "small", "label": "2 workers", "set": []},
                          {"name": "big", "label": "16 workers", "args": ["--threads", "16"],
-                          "set": ["clients=64"], "rates": [800, 1600, 2400]}]}}, f)
+                          "set": ["clients=64"], "rates": [800, 1600, 2400], "duration": 0.25}]}}, f)
     d = os.path.join(tmp, "sizes-sweep")
     sweep("expand", path, "--out", d, check=0)
     lines = manifest(d)
@@ -499,6 +500,7 @@ def test_load_variant_sizes(tmp):
         big = ln["tags"]["variant"] == "big"
         assert ("--threads" in a and a[a.index("--threads") + 1] == "16") == big, a
         assert ("clients=64" in a) == big, a
+        assert a.count("--duration") == 1 and a[a.index("--duration") + 1] == ("0.25" if big else "3"), a
 
 
 def test_part_of_runs_only_when_named(tmp):
