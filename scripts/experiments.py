@@ -219,7 +219,6 @@ def write_tables(name, d, rows, out):
     return "\n".join(md)
 
 
-LAT_UNITS = {"ns": 1, "µs": 1e3, "ms": 1e6, "s": 1e9}
 PAGE_WIDTH_IN = 7.0  # the figure is drawn at the width it is printed at, so 9 pt stays 9 pt
 PANELS = 4           # at most this many panels per figure (two rows of two)
 
@@ -229,9 +228,9 @@ def axis_of(m):
     chooses (µs unless it says otherwise)."""
     if m["format"] == LAT:
         unit = m.get("unit", "µs")
-        if unit not in LAT_UNITS:
-            die(f"metric {m['title']}: unit {unit} is not a latency unit; valid: {', '.join(LAT_UNITS)}")
-        return LAT_UNITS[unit], f"{m['title']} ({unit})"
+        if unit not in sweep.LAT_UNITS:
+            die(f"metric {m['title']}: unit {unit} is not a latency unit; valid: {', '.join(sweep.LAT_UNITS)}")
+        return sweep.LAT_UNITS[unit], f"{m['title']} ({unit})"
     if m["format"] == RATE and "/s" in m["title"]:
         return 1, m["title"]
     unit = m.get("unit") or {RATE: "per second", RATIO: "ratio"}.get(m["format"], "count")

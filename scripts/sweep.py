@@ -65,6 +65,7 @@ MANIFEST = "manifest.jsonl"
 PEER_NAME = re.compile(r"[A-Za-z0-9_.-]+")  # a program beside schedbed (peers_omp), never a path
 DESC_KEYS = {"name", "question", "memo", "configs", "load", "reps", "noise_reps", "timing", "slim", "bounded", "common",
              "args", "duration", "warmup", "metrics", "figure", "part_of"}
+LAT_UNITS = {"ns": 1, "µs": 1e3, "ms": 1e6, "s": 1e9}  # a latency metric's units, and ns in each
 DEFAULT_REPS = 5  # each repetition its own seed: fewer cannot give a median an interval worth stating
 
 
@@ -131,6 +132,10 @@ def load_description(path):
         miss = [k for k in ("workload", "param", "rates", "policies") if k not in d["load"]]
         if miss:
             die(f"{path}: \"load\" lacks {', '.join(miss)}")
+    for m in d.get("metrics", []):
+        # a latency's unit is checked here, before any run, not when the finished runs are tabulated
+        if m.get("format") == "lat" and m.get("unit", "µs") not in LAT_UNITS:
+            die(f"{path}: metric {m.get('title')}: unit {m['unit']} is not a latency unit; valid: {', '.join(LAT_UNITS)}")
     if "part_of" in d and not os.path.exists(os.path.join(os.path.dirname(path), d["part_of"] + ".json")):
         die(f"{path}: part_of names {d['part_of']}, which has no description beside it")
     d.setdefault("name", os.path.splitext(os.path.basename(path))[0])

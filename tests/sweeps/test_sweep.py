@@ -503,6 +503,18 @@ def test_load_variant_sizes(tmp):
         assert a.count("--duration") == 1 and a[a.index("--duration") + 1] == ("0.25" if big else "3"), a
 
 
+def test_bad_latency_unit_is_refused_before_running(tmp):
+    """A latency metric whose unit the tables cannot use is refused when the description is read,
+    naming the valid units, not after every run has finished."""
+    path = os.path.join(tmp, "unit.json")
+    with open(path, "w") as f:
+        json.dump({"question": "test unit", "reps": 1, "configs": [{"label": "a", "policy": "serial", "workload": "tiny"}],
+                   "metrics": [{"title": "p99", "column": "all.p99", "format": "lat", "unit": "us"}]}, f)
+    status, _, err = sweep("expand", path, "--out", os.path.join(tmp, "unit-sweep"))
+    assert status != 0 and "unit us is not a latency unit; valid: ns, µs, ms, s" in err, err
+    assert not os.path.exists(os.path.join(tmp, "unit-sweep", "manifest.jsonl"))
+
+
 def test_part_of_runs_only_when_named(tmp):
     """A description that is part of another (capacity-5ms of capacity) is left out of what runs
     when no experiment is named, and one whose part_of names no description is refused."""
@@ -520,7 +532,7 @@ def test_part_of_runs_only_when_named(tmp):
     assert rc != 0 and "part_of names nothing-here" in err, (rc, err)
 
 
-TESTS = [test_part_of_runs_only_when_named, test_load_variant_sizes, test_capacity_rule, test_dirty_tree_is_refused, test_repetitions_have_their_own_seeds, test_intervals_and_no_difference,
+TESTS = [test_bad_latency_unit_is_refused_before_running, test_part_of_runs_only_when_named, test_load_variant_sizes, test_capacity_rule, test_dirty_tree_is_refused, test_repetitions_have_their_own_seeds, test_intervals_and_no_difference,
          test_latency_histogram_recomputes_tails, test_paper_descriptions_expand_stable_and_machine_free, test_run_collect_and_resume,
          test_timing_runs_alone_others_in_parallel, test_failing_line_is_named_and_never_collected,
          test_missing_program_on_the_node, test_killed_run_is_named_and_never_collected,
