@@ -37,7 +37,7 @@ import textwrap
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import sweep  # noqa: E402
-from sbresults import die, plt, save  # noqa: E402
+from sbresults import die, eng_axis, plt, save  # noqa: E402
 
 import numpy as np  # noqa: E402
 import sbstats  # noqa: E402
@@ -192,6 +192,7 @@ def plot(exp_dir, rows, res, ld):
                 ax.axhline(1.0, color="black", lw=0.8, ls="--")
                 ax.set_yscale("log")  # past the knee p99 grows by orders of magnitude
                 ax.set_xlabel(f"offered load ({unit})")
+                eng_axis(ax.xaxis)
                 ax.set_ylabel(f"{c} p99 / SLO ({sweep.fmt_ns(slo[c])}), log scale")
             spare = list(axes.flat[len(classes):])
             for ax in spare:

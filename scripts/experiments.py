@@ -35,10 +35,9 @@ import textwrap
 import time
 
 import sweep
-from sbresults import die, fmt_ns, fmt_rate, plt, save  # first: it says so in one line when matplotlib is missing
+from sbresults import die, eng_axis, fmt_ns, fmt_rate, plt, save  # first: it says so in one line when matplotlib is missing
 
 import numpy as np  # noqa: E402
-from matplotlib.ticker import EngFormatter  # noqa: E402
 import capacity  # noqa: E402
 import sbstats  # noqa: E402
 
@@ -265,7 +264,7 @@ def plot(name, d, rows, out):
                 ax.set_xscale(scale)
                 ax.set_xlabel(xlabel + (", log scale" if scale == "log" else ""))
                 if m["format"] == RATE and scale == "linear":
-                    ax.xaxis.set_major_formatter(EngFormatter(sep=""))  # 15M, not 1.5 and a 1e7 in the corner
+                    eng_axis(ax.xaxis)
                 ax.grid(axis="y", visible=False)
             for ax in axes.flat[len(chunk):]:
                 ax.set_visible(False)

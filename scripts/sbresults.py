@@ -40,6 +40,13 @@ plt.rcParams.update({
 })
 
 
+def eng_axis(axis):
+    """Tick labels like 640k and 15M on a matplotlib axis (ax.xaxis): six-digit rates side by side
+    run into each other, and a 1e7 in the corner is easy to miss."""
+    from matplotlib.ticker import EngFormatter
+    axis.set_major_formatter(EngFormatter(sep=""))
+
+
 def load_json(path):
     try:
         with open(path) as f:

@@ -899,7 +899,7 @@ def plot_load(root, csv_path, cls, ld=None, variant=None):
     without one, the axes say what the parameter is and the achieved rate is jobs/s. Overloaded
     runs (cancelled jobs) are drawn hollow."""
     import numpy as np
-    from sbresults import plt, save
+    from sbresults import eng_axis, plt, save
     ld = ld or {}
     rows = read_rows(csv_path)
     if variant is not None:
@@ -934,6 +934,8 @@ def plot_load(root, csv_path, cls, ld=None, variant=None):
     a2.set_ylabel(achieved["title"])
     for ax in (a1, a2):
         ax.set_xlabel(offered)
+        eng_axis(ax.xaxis)
+    eng_axis(a2.yaxis)
     a2.legend(title="policy", fontsize=7)
     fig.suptitle(f"{rows[0]['workload']}: open-loop sweep over {param}, {int(rows[0]['threads'])} workers"
                  + (f", {variant}" if variant else "") + f"; {plural(len({r['rep'] for r in rows}), 'repetition')}, "
