@@ -53,7 +53,7 @@ def test_paper_descriptions_expand_stable_and_machine_free(tmp):
     ids = [ln["id"] for ln in lines]
     assert len(ids) == len(set(ids)), "ids are not unique"
     # the committed results stay small enough to clone (runs are packed: experiments.pack_runs); a
-    # packed load-sweep run is about 9 KB, so the whole capacity sweep (2,535 runs) takes some 23 MB
+    # packed load-sweep run is about 9 KB, so the whole capacity sweep (1,755 runs) takes some 16 MB
     size = sum(os.path.getsize(os.path.join(dp, f)) for dp, _, fs in os.walk(os.path.join(ROOT, "results", "paper"))
                for f in fs)
     assert size < 45e6, f"results/paper holds {size / 1e6:.1f} MB"
