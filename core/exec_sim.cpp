@@ -245,9 +245,9 @@ void charge(enum sb_cost c, int line, int self, const void *task)
 	}
 	/* Spin iterations and yields pay at once (a bounded poll's, SB_EXEC_OWED, does not); anything
 	 * else pays with the next work or wait, or here once the actor is SB_SIM_AHEAD_NS ahead of
-	 * the clock. Without that bound a loop
-	 * that only calls the policy (a conditional task popped before its time and queued again,
-	 * a task yielding at once) would never give the clock, and the awaited actor, a turn. */
+	 * the clock. Without that bound a loop that only calls the policy (a conditional task
+	 * popped before its time and queued again, a task yielding at once) would never give the
+	 * clock, and the awaited actor, a turn. */
 	a->debt += cost;
 	if ((c == SB_COST_RELAX && line != SB_EXEC_OWED) || c == SB_COST_YIELD || a->debt >= SB_SIM_AHEAD_NS)
 		spend(a, 0);

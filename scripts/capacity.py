@@ -2,7 +2,7 @@
 """capacity.py - the capacity of each policy from an open-loop load sweep (memo 001's question:
 how much load does a policy carry before its latencies break).
 
-    capacity.py DIR/<experiment> [--description sweeps/<experiment>.json]
+    capacity.py DIR/<experiment> [--description sweeps/<experiment>.json] [--pool DIR ...]
 
 Reads the experiment's runs.csv (sweep.py collect, experiments.py --report) and its description's
 "load": rates (offered, in load.offered_unit), policies, variants (e.g. one durability epoch each),
@@ -215,12 +215,23 @@ def plot(exp_dir, rows, res, ld):
     return pngs
 
 
-def run(exp_dir, ld):
-    rows = sweep.read_rows(os.path.join(exp_dir, "runs.csv"))
-    if not rows:
-        die(f"{exp_dir}/runs.csv has no runs")
+def run(exp_dir, ld, pool=None):
+    """The capacity of the runs in exp_dir/runs.csv, or of the runs of every directory in pool
+    together (parts of one sweep run apart: one SLO bar for all their policies)."""
+    rows = []
+    for d in pool or [exp_dir]:
+        part = sweep.read_rows(os.path.join(d, "runs.csv"))
+        if not part:
+            die(f"{d}/runs.csv has no runs")
+        rows += part
+    os.makedirs(exp_dir, exist_ok=True)
     res = analyse(rows, ld)
     text = write(exp_dir, res, ld)
+    if pool:
+        text += "\n\nRuns pooled from " + ", ".join(os.path.relpath(d, exp_dir) for d in pool) + "."
+        with open(os.path.join(exp_dir, "capacity.md"), "a") as f:
+            f.write("\nRuns pooled from " + ", ".join(f"`{os.path.relpath(d, exp_dir)}/runs.csv`" for d in pool) +
+                    " (their commits: runs.csv's git_sha).\n")
     return text, plot(exp_dir, rows, res, ld)
 
 
@@ -228,13 +239,16 @@ def main():
     ap = argparse.ArgumentParser(description="capacity per policy from a collected load sweep")
     ap.add_argument("dir", help="the experiment's directory (holding runs.csv)")
     ap.add_argument("--description", help="its sweeps/*.json (default: sweeps/<directory name>.json)")
+    ap.add_argument("--pool", nargs="+", metavar="DIR", help="read the runs of these experiment directories "
+                    "together (the parts of one sweep, e.g. capacity-5ms capacity-short-epochs capacity-more) and "
+                    "write into DIR")
     a = ap.parse_args()
     desc = a.description or os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "sweeps",
                                          os.path.basename(os.path.normpath(a.dir)) + ".json")
     d = sweep.load_description(desc)
     if "load" not in d or "slo_classes" not in d["load"]:
         die(f"{desc} is not a load sweep with slo_classes")
-    text, pngs = run(a.dir, d["load"])
+    text, pngs = run(a.dir, d["load"], a.pool)
     print(text)
     for p in pngs:
         print(p)

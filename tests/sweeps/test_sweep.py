@@ -478,6 +478,20 @@ def test_capacity_rule(tmp):
     res = {x["policy"]: x for x in capacity.analyse(rows, ld)}
     assert (res["slow"]["top_rate"], res["slow"]["cores_top"], res["slow"]["busy_top"]) == (4000, 1.5, 4.0), res
     assert "| slow | 1000 [1000..1000] | 1000 | 5 | 4000, 1.50, 4.0 |" in capacity.write(tmp, list(res.values()), ld)
+    # the parts of one sweep run apart (capacity-5ms, -short-epochs, -more) are read together: one
+    # bar for all their policies, the same capacities as from one runs.csv
+    for part, pol in (("part-a", "fast"), ("part-b", "slow")):
+        os.makedirs(os.path.join(tmp, part))
+        mine = [r for r in rows if r["policy"] == pol]
+        with open(os.path.join(tmp, part, "runs.csv"), "w", newline="") as f:
+            w = csv.DictWriter(f, fieldnames=sorted({k for r in mine for k in r}))
+            w.writeheader()
+            w.writerows(mine)
+    pooled = os.path.join(tmp, "pooled")
+    text, _ = capacity.run(pooled, ld, [os.path.join(tmp, "part-a"), os.path.join(tmp, "part-b")])
+    assert "| fast | 1000 [1000..1000]" in text and "| slow | 1000 [1000..1000]" in text, text
+    with open(os.path.join(pooled, "capacity.md")) as f:
+        assert "Runs pooled from `../part-a/runs.csv`, `../part-b/runs.csv`" in f.read()
 
 
 def test_load_variant_sizes(tmp):
