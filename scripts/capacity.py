@@ -228,10 +228,11 @@ def run(exp_dir, ld, pool=None):
     res = analyse(rows, ld)
     text = write(exp_dir, res, ld)
     if pool:
-        text += "\n\nRuns pooled from " + ", ".join(os.path.relpath(d, exp_dir) for d in pool) + "."
+        line = ("Runs pooled from " + ", ".join(f"`{os.path.relpath(d, exp_dir)}/runs.csv`" for d in pool) +
+                " (their commits: runs.csv's git_sha).")
+        text += "\n\n" + line
         with open(os.path.join(exp_dir, "capacity.md"), "a") as f:
-            f.write("\nRuns pooled from " + ", ".join(f"`{os.path.relpath(d, exp_dir)}/runs.csv`" for d in pool) +
-                    " (their commits: runs.csv's git_sha).\n")
+            f.write("\n" + line + "\n")
     return text, plot(exp_dir, rows, res, ld)
 
 
