@@ -150,13 +150,13 @@ def write(exp_dir, res, ld):
         slo = mine[0]["slo"]
         md += [f"### {mine[0]['variant_label'] or v or 'all runs'}", "",
                "SLO: " + ", ".join(f"{c} {sweep.fmt_ns(t)}" for c, t in slo.items()), "",
-               f"| policy | capacity ({unit}) | achieved at capacity | reps | at {mine[0]['top_rate']:g} offered: "
-               f"achieved, cores used, sessions busy |", "|---|---|---|---|---|"]
+               f"| policy | capacity ({unit}) | achieved at capacity | reps | at the top offered rate: "
+               f"offered, achieved, cores used, sessions busy |", "|---|---|---|---|---|"]
         for x in mine:
             def num(v, f="{:.0f}"):
                 return f.format(v) if v is not None else "-"
             md.append(f"| {x['policy']} | {x['capacity']:g} [{x['low']:g}..{x['high']:g}] | {num(x['achieved'])} | "
-                      f"{x['reps']} | {num(x['achieved_top'])}, {num(x['cores_top'], '{:.2f}')}, "
+                      f"{x['reps']} | {x['top_rate']:g}, {num(x['achieved_top'])}, {num(x['cores_top'], '{:.2f}')}, "
                       f"{num(x['busy_top'], '{:.1f}')} |")
         ref = mine[0]
         said = [sbstats.order(x["policy"], (x["capacity"], x["low"], x["high"]), ref["policy"],
