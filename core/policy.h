@@ -6,7 +6,9 @@
  * *what does this worker run now* (pop, steal, idle). It never blocks, sleeps or spins: every
  * wait, spin budget, suspension, wake-up, clock read and trace event belongs to the core, so
  * all policies are measured with the same ruler and the same policy code could run under a
- * virtual-time executor. Only core/policy.c calls through this table; that file is the single
+ * virtual-time executor. The one exception is work the policy models, spent with sb_work_ns so
+ * that it is charged like a task's work in virtual time too (global's claim_lock_ns: the
+ * database round trip of Quartz's lock-bound claim). Only core/policy.c calls through this table; that file is the single
  * place for the asserts, counters, chaos injection and invariant checks around each call.
  *
  * Threads: `caller` is the thread context of whoever submits (a worker, a request thread or
@@ -37,6 +39,8 @@ enum {
 struct sb_idle {
 	int wake;                /* a worker the policy just handed work to (core wakes it), or -1 */
 	bool stay_awake;         /* do not suspend; call idle again (e.g. the distributor) */
+	bool suspend_now;        /* suspend without the remaining empty rounds: this worker may take
+				  * nothing for now (global's workers beyond a lowered thread count) */
 	uint64_t max_suspend_us; /* cap on the next suspension; 0 = the runtime's timeout */
 };
 
@@ -107,8 +111,8 @@ struct sb_policy_ops {
 	/*
 	 * Worker `self` found nothing in pop and steal. The policy may move work between workers
 	 * (task distribution mode), return a task for `self`, and say whether `self` may suspend
-	 * (fill *out; it arrives with wake = -1, stay_awake = false, max_suspend_us = 0). NULL:
-	 * the core's idle path alone.
+	 * (fill *out; it arrives with wake = -1, stay_awake = false, suspend_now = false,
+	 * max_suspend_us = 0). NULL: the core's idle path alone.
 	 */
 	struct sb_task *(*idle)(void *state, unsigned self, struct sb_idle *out);
 

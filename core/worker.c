@@ -193,7 +193,8 @@ void *sb_worker_main(void *arg)
 		sb_cpu_relax();
 		if (rt->cfg.busy_worker || io.stay_awake)
 			continue;
-		if (++empty > rt->cfg.worker_try_count) {
+		/* suspend_now: as with worker_try_count 0, which the wake protocol allows for any worker */
+		if (++empty > rt->cfg.worker_try_count || io.suspend_now) {
 			empty = 0;
 			stolen = false;
 			if ((t = sb_suspend(w, &after_suspend, &stolen)))

@@ -121,6 +121,7 @@ struct bench_result {
 	char recon_text[512];     /* what did not add up, when !recon_ok */
 	const char *failure;      /* sb_rt_failure(), or NULL */
 	uint64_t unfinished;      /* jobs cancelled when the drain time ran out */
+	double stop_s;            /* window end -> every worker stopped: the drain, cancels and the runtime's stop */
 
 	struct sb_jobrow *rows;
 	size_t nrows, rows_dropped;

@@ -100,6 +100,8 @@ void bench_write_summary(FILE *f, const struct bench_opts *o, struct bench_resul
 	sb_json_double(f, o->p.drain);
 	fprintf(f, ",\n  \"unfinished\": %llu,\n  \"overloaded\": %s", (unsigned long long)r->unfinished,
 		r->unfinished ? "true" : "false");
+	fprintf(f, ",\n  \"stop_s\": ");
+	sb_json_double(f, r->stop_s);
 	fprintf(f, ",\n  \"jobs\": %llu,\n  \"throughput\": ", (unsigned long long)r->all.count);
 	sb_json_double(f, per_s((double)r->all.count, r->window_s));
 	fprintf(f, ",\n  \"tasks\": %llu,\n  \"tasks_per_s\": ", (unsigned long long)r->window_cnt[SB_C_RUN]);
@@ -367,8 +369,8 @@ void bench_print_table(FILE *f, const struct bench_opts *o, const struct bench_r
 	if (r->unfinished && r->failure)
 		fprintf(f, "  unfinished %llu jobs: cancelled when the run failed\n", (unsigned long long)r->unfinished);
 	else if (r->unfinished)
-		fprintf(f, "  unfinished %llu jobs: still pending %g s after the window, cancelled (overloaded)\n",
-			(unsigned long long)r->unfinished, o->p.drain);
+		fprintf(f, "  unfinished %llu jobs: still pending %g s after the window, cancelled (overloaded); "
+			"stopped %.3g s after the window\n", (unsigned long long)r->unfinished, o->p.drain, r->stop_s);
 	fprintf(f, "  accounting %s%s%s\n", r->recon_ok ? "ok" : "FAILED", r->wl.results_wrong ? ", results WRONG" : "",
 		r->failure ? ", run FAILED" : "");
 }

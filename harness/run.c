@@ -455,6 +455,7 @@ int bench_run(struct bench_opts *o)
 	o->workload->stop(wst);
 	drain_end(&dr);
 	sb_rt_stop(rt, SB_STOP_DRAIN);
+	r.stop_s = (double)(sb_now_ns() - r.win_end) / 1e9;
 	r.cpu_total = cpu_now();
 	o->workload->counts(wst, &r.wl);
 

@@ -91,7 +91,9 @@ static void distribution_stats(void *st, sb_stat_emit_fn emit, void *ctx)
 	emit(ctx, "mode_entries", (double)atomic_load_explicit(&d->nr_enter, memory_order_relaxed));
 	emit(ctx, "mode_exits", (double)atomic_load_explicit(&d->nr_exit, memory_order_relaxed));
 	emit(ctx, "handoffs", (double)atomic_load_explicit(&d->nr_handoff, memory_order_relaxed));
+	/* (ii-2) exits: the windows of the memo's second race (a worker deactivating right after) */
 	emit(ctx, "distributor_ran", (double)atomic_load_explicit(&d->nr_ran, memory_order_relaxed));
+	emit(ctx, "exits_none_active", (double)atomic_load_explicit(&d->nr_none_active, memory_order_relaxed));
 	emit(ctx, "distributor_overlaps", (double)atomic_load_explicit(&d->nr_overlap, memory_order_relaxed));
 }
 

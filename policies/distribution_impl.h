@@ -39,6 +39,7 @@ struct distribution {
 	_Alignas(SB_CACHELINE) _Atomic int distributor; /* worker in the mode, or NOBODY */
 	_Atomic int in_mode;                            /* workers between enter and leave */
 	_Atomic uint64_t nr_enter, nr_exit, nr_handoff, nr_ran, nr_overlap;
+	_Atomic uint64_t nr_none_active; /* (i-3) exits: the windows of the memo's first race */
 };
 
 static inline void count(_Atomic uint64_t *c)

@@ -164,6 +164,7 @@ struct sb_task *distribution_idle(void *st, unsigned self, struct sb_idle *out)
 		if (d->poll_us && (!out->max_suspend_us || d->poll_us < out->max_suspend_us))
 			out->max_suspend_us = d->poll_us;
 	} else {
+		count(&d->nr_none_active);
 		leave(d, self);
 	}
 	return NULL;

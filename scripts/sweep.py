@@ -182,6 +182,8 @@ def expand_configs(d, o):
                     args += ["--set", s]
                 args += c.get("args", [])
                 line.update(program="schedbed", args=args)
+                if c.get("overload_ok"):  # jobs cancelled at the end are the point (a shutdown experiment)
+                    line["overload_ok"] = True
                 tags.update(policy=c["policy"], workload=c["workload"], seed=seed, sets=" ".join(c.get("set", [])))
             line["tags"] = tags
             lines.append(line)

@@ -14,6 +14,14 @@
  * priority and per-job concurrency, which only the priority policy reads (memo 004: a count(*)
  * that should not wait behind compactions).
  *
+ * Cancellation by handle (memo 004: Nebula's KILL marks the job and leaves its queue alone):
+ * heavy_cancel percent of the heavy jobs are cancelled by their client cancel_after_us after
+ * it submitted them (sb_job_cancel). They form their own class, heavy_cancelled, so their
+ * latency is cancel_after_us plus the time the cancel took to end the job (the tasks running
+ * then finish; queued ones are dropped, by the core as they surface or sooner through the
+ * priority policy's cancel handle). The choice is drawn before the job is made, from the
+ * client's own generator, so a seed gives the same jobs to every policy.
+ *
  * Does not own the DAG's mechanics (dag.c) or any transactional behaviour (oltp.c).
  * Concurrency: each heavy client's wl_dag is shared only with the tasks of its one job in
  * flight; everything else is the client's own.
@@ -24,8 +32,8 @@
 
 #include "common.h"
 
-enum { C_LIGHT, C_HEAVY };
-static const char *const mixed_classes[] = { "light", "heavy", NULL };
+enum { C_LIGHT, C_HEAVY, C_CANCELLED };
+static const char *const mixed_classes[] = { "light", "heavy", "heavy_cancelled", NULL };
 
 struct mixed_params {
 	int64_t light_clients;
@@ -41,6 +49,8 @@ struct mixed_params {
 	int64_t light_priority;
 	int64_t heavy_priority;
 	int64_t heavy_concurrency;
+	int64_t heavy_cancel;
+	int64_t cancel_after_us;
 };
 
 #define P struct mixed_params
@@ -58,6 +68,8 @@ static const struct sb_param mixed_param_table[] = {
 	SB_PARAM_INT(P, light_priority, 0, -1000, 1000, "priority of light jobs (read by the priority policy; higher first)"),
 	SB_PARAM_INT(P, heavy_priority, 0, -1000, 1000, "priority of heavy jobs (read by the priority policy)"),
 	SB_PARAM_INT(P, heavy_concurrency, 0, 0, 1024, "workers one heavy job may use at once (priority policy); 0 = its default"),
+	SB_PARAM_INT(P, heavy_cancel, 0, 0, 100, "percent of heavy jobs their client cancels (class heavy_cancelled; memo 004)"),
+	SB_PARAM_INT(P, cancel_after_us, 500, 0, 60000000, "time from a cancelled heavy job's submission to its cancel, us"),
 	SB_PARAM_END,
 };
 #undef P
@@ -87,9 +99,15 @@ static void heavy(struct wl_client *c, struct mixed *m)
 		for (unsigned i = 0; i < d->nproc; i++)
 			d->proc_ns[i] = wl_cost(&c->rng, m->p.dist, (double)m->p.process_ns);
 		d->exchange_ns = wl_cost(&c->rng, m->p.dist, (double)m->p.exchange_ns);
-		struct sb_job *j = new_job(c, C_HEAVY, SB_WL_AGGREGATE, m->p.heavy_priority, m->p.heavy_concurrency);
+		/* drawn only when cancelling is on, so that heavy_cancel=0 leaves every other draw as before */
+		bool cancel = m->p.heavy_cancel && wl_rng_unit(&c->rng) * 100 < (double)m->p.heavy_cancel;
+		struct sb_job *j = new_job(c, cancel ? C_CANCELLED : C_HEAVY, SB_WL_AGGREGATE, m->p.heavy_priority,
+					   m->p.heavy_concurrency);
 		uint64_t t0 = sb_now_ns();
 		wl_client_submit(c, j, wl_dag_root(j, d), wl_dag_cost(d));
+		/* a stop during the wait leaves the job to the harness's drain, like any other */
+		if (cancel && wl_client_wait_until(c, t0 + (uint64_t)m->p.cancel_after_us * 1000))
+			sb_job_cancel(j);
 		if (!wl_wait_put(j))
 			return;
 		uint64_t took = sb_now_ns() - t0;

@@ -90,6 +90,8 @@ static const struct bad_case bad_cases[] = {
 	  "'--set thread_count=3' and '--threads 2' give one" },
 	{ "", { RUN, "--set", "length=3", "--set", "workload.length=4" }, "give one parameter two values" },
 	{ "", { RUN, "--jobs", "5", "--jobs", "6" }, "'--jobs 5' and '--jobs 6' give one parameter two values" },
+	{ "", { "run", "--policy", "global", "--workload", "micro", "--jobs", "5", "--threads", "2", "--set",
+		"threads_low=2" }, "threads_low=2: must be below thread_count (2)" },
 };
 
 ParameterizedTestParameters(cli, bad_input)
@@ -402,10 +404,41 @@ Test(cli, overloaded_runs_end_after_the_drain, .timeout = 120)
 				    "s=json.load(open(sys.argv[1]))\n"
 				    "r=s['reconciliation']\n"
 				    "assert s['overloaded'] is True and s['unfinished']>0 and s['drain_s']==1, s\n"
+				    "assert 1 <= s['stop_s'] < 4, s['stop_s']\n"
 				    "assert r['ok'] and r['unfinished']==s['unfinished'] and r['jobs_done']==r['jobs_submitted'], r\n"
 				    "assert r['tasks_created']==r['tasks_run']-r['yields']-r['blocked']+r['dropped'], r\n",
 				    path, NULL),
 			  "%s: summary.json counts the unfinished jobs and adds up", loads[i][0]);
+	}
+	scratch_done(dir, o);
+}
+
+/* Shutdown at any time (memo 004): with --drain 0 the jobs in flight at the window's end are
+ * cancelled at once; the running tasks finish and the queued ones are dropped, so the stop takes
+ * about one task (50 ms here), not what is left of the jobs (64 tasks of 50 ms per heavy job on
+ * two workers: up to 1.6 s). summary.json's stop_s says how long it took. */
+Test(cli, shutdown_with_jobs_in_flight_takes_one_task, .timeout = 120)
+{
+	char *dir = make_tmp();
+	struct outcome *o = outcome_new();
+	static const char *const policies[] = { "stealing", "priority", "global" };
+	for (int i = 0; i < 3; i++) {
+		char *argv[] = { SCHEDBED_BIN, "run", "--policy", (char *)policies[i], "--workload", "mixed", "--threads",
+				 "2", "--duration", "0.3", "--warmup", "0", "--drain", "0", "-q", "--set", "light_clients=1",
+				 "--set", "heavy_clients=2", "--set", "heavy_share=100", "--set", "partitions=64", "--set",
+				 "process_ns=50000000", "--set", "dist=fixed", "--out", (char *)policies[i], NULL };
+		run_in(dir, argv, o);
+		cr_expect_eq(o->status, 3, "%s: jobs were in flight and cancelled (exit %d): %s", policies[i], o->status,
+			     o->err);
+		char path[600];
+		snprintf(path, sizeof path, "%s/%s/summary.json", dir, policies[i]);
+		cr_expect(python_ok("import json,sys\n"
+				    "s=json.load(open(sys.argv[1]))\n"
+				    "r=s['reconciliation']\n"
+				    "assert s['unfinished']>0 and r['dropped']>0, s\n"
+				    "assert 0 < s['stop_s'] < 0.8, s['stop_s']\n",
+				    path, NULL),
+			  "%s: the stop dropped the queued tasks and took about one task", policies[i]);
 	}
 	scratch_done(dir, o);
 }

@@ -116,6 +116,13 @@ ParameterizedTest(struct t_case *c, family, distribution_loses_nothing, .timeout
 		cr_assert_gt(enter, 0, "%s: the mode was never entered", c->sets[1]);
 		cr_assert(leave == enter || leave + 1 == enter, "%llu entries but %llu exits", (unsigned long long)enter,
 			  (unsigned long long)leave);
+		/* the two race exits, (i-3) and (ii-2), are exits: never more of them than exits */
+		uint64_t i3 = stat_of(rt, "exits_none_active"), ii2 = stat_of(rt, "distributor_ran");
+		cr_assert_leq(i3 + ii2, leave, "%llu (i-3) and %llu (ii-2) exits of %llu", (unsigned long long)i3,
+			      (unsigned long long)ii2, (unsigned long long)leave);
+		/* every job ends with the workers running dry one after the other: the last
+		 * distributor leaves because nobody else is active */
+		cr_assert_gt(i3, 0, "no (i-3) exit counted");
 	}
 	sb_rt_destroy(rt);
 }

@@ -201,6 +201,202 @@ Test(global, batch_claims_fewer_and_buffer_is_visible, .timeout = 30)
 	t_done(rt);
 }
 
+/* ---- global: lock-bound claims (memo 003, claim_lock_ns) ---- */
+
+#define CL_HOLD_NS 300000
+#define CL_JOBS 30
+
+/*
+ * Two workers, 30 one-task jobs, 300 µs of work under the claim lock per claim. If the lock
+ * serialises the rounds, the run takes at least rounds x 300 µs; two rounds at once would let
+ * it finish in about half that. Every task ran once and was claimed under the lock.
+ */
+Test(global, claim_lock_serialises_claims, .timeout = 60)
+{
+	static const char *const sets[] = { "claim_lock_ns=300000", NULL };
+	atomic_store(&log_n, 0);
+	struct sb_rt *rt = t_rt("global", 2, sets);
+	sb_thread_attach(rt);
+	struct sb_job *jobs[CL_JOBS];
+	uint64_t t0 = sb_now_ns();
+	for (unsigned k = 0; k < CL_JOBS; k++)
+		jobs[k] = submit(rt, (struct jspec){ .teardown = SB_TEARDOWN_INPLACE }, tagged, k, 0);
+	for (unsigned k = 0; k < CL_JOBS; k++)
+		wait_put(rt, jobs[k]);
+	uint64_t took = sb_now_ns() - t0;
+	cr_assert_eq(atomic_load(&log_n), CL_JOBS);
+	sb_rt_stop(rt, SB_STOP_DRAIN);
+	double rounds = t_policy_stat(rt, "lock_rounds"), claims = t_policy_stat(rt, "claims");
+	cr_assert_eq(t_policy_stat(rt, "tasks_claimed"), CL_JOBS);
+	cr_assert_eq(claims, CL_JOBS, "batch 1: one claim per task");
+	cr_assert_geq(rounds, claims, "every claim was made under the lock");
+	/* 0.9: sb_work_ns is calibrated, not exact; unserialised rounds would give about 0.5 */
+	cr_assert_geq((double)took, 0.9 * rounds * CL_HOLD_NS, "%.0f rounds of %d ns in %llu ns: rounds overlapped",
+		      rounds, CL_HOLD_NS, (unsigned long long)took);
+	sb_thread_detach();
+	t_done(rt);
+}
+
+/*
+ * One worker, batch=8, the lock on. Gate 0 holds the worker while 16 jobs queue; then it
+ * claims 8 and 8: three claims under the lock for 17 tasks, none found it taken (one worker).
+ */
+Test(global, claim_lock_batch_takes_one_round_per_batch, .timeout = 30)
+{
+	static const char *const sets[] = { "batch=8", "claim_lock_ns=1000", NULL };
+	atomic_store(&log_n, 0);
+	gates_reset();
+	struct sb_rt *rt = t_rt("global", 1, sets);
+	sb_thread_attach(rt);
+	struct jspec in = { .teardown = SB_TEARDOWN_INPLACE };
+	struct sb_job *g = submit_gate(rt, in, 0, -1);
+	wait_started(rt, 0);
+	struct sb_job *jobs[16];
+	for (unsigned k = 0; k < 16; k++)
+		jobs[k] = submit(rt, in, tagged, k, 0);
+	atomic_store(&gate_open[0], 1);
+	wait_put(rt, g);
+	for (unsigned k = 0; k < 16; k++)
+		wait_put(rt, jobs[k]);
+	sb_rt_stop(rt, SB_STOP_DRAIN);
+	/* a round may find the queue empty when a push was counted before its task was stored */
+	cr_assert_geq(t_policy_stat(rt, "lock_rounds"), 3);
+	cr_assert_eq(t_policy_stat(rt, "claims"), 3);
+	cr_assert_eq(t_policy_stat(rt, "tasks_claimed"), 17);
+	cr_assert_eq(t_policy_stat(rt, "lock_busy"), 0);
+	for (unsigned k = 0; k < 16; k++)
+		cr_assert_eq(atomic_load(&log_tags[k]), (int)k, "claims keep the queue's order");
+	sb_thread_detach();
+	t_done(rt);
+}
+
+/*
+ * A worker that finds the lock taken while tasks are queued waits for it instead of
+ * suspending: both workers are held by gates while 40 jobs queue, then released. With 500 µs
+ * per round a loser of the lock would have given up and suspended long before the holder
+ * releases, and with nothing more submitted nobody would wake it: one worker would run all 40.
+ */
+Test(global, claim_lock_waiter_stays_awake, .timeout = 60)
+{
+	static const char *const sets[] = { "claim_lock_ns=500000", NULL };
+	atomic_store(&log_n, 0);
+	gates_reset();
+	struct sb_rt *rt = t_rt("global", 2, sets);
+	sb_thread_attach(rt);
+	struct jspec in = { .teardown = SB_TEARDOWN_INPLACE };
+	struct sb_job *g0 = submit_gate(rt, in, 0, -1), *g1 = submit_gate(rt, in, 1, -1);
+	wait_started(rt, 0);
+	wait_started(rt, 1);
+	struct sb_job *jobs[40];
+	for (unsigned k = 0; k < 40; k++)
+		jobs[k] = submit(rt, in, tagged, k, 0);
+	atomic_store(&gate_open[0], 1);
+	atomic_store(&gate_open[1], 1);
+	wait_put(rt, g0);
+	wait_put(rt, g1);
+	for (unsigned k = 0; k < 40; k++)
+		wait_put(rt, jobs[k]);
+	sb_rt_stop(rt, SB_STOP_DRAIN);
+	uint64_t v[SB_NR_COUNTERS];
+	for (unsigned w = 0; w < 2; w++) {
+		sb_rt_worker_counters(rt, w, v);
+		/* 1 gate + about half of the 40; 6 leaves room for an unfair lock on a busy machine */
+		cr_assert_geq(v[SB_C_RUN], 6, "worker %u ran %llu tasks: it gave up waiting for the lock", w,
+			      (unsigned long long)v[SB_C_RUN]);
+	}
+	cr_assert_gt(t_policy_stat(rt, "lock_busy"), 0);
+	sb_thread_detach();
+	t_done(rt);
+}
+
+/* ---- global: the thread count changed at run time (memo 002, threads_low) ---- */
+
+#define TC_EVERY 100
+#define TC_PHASES 5
+static _Atomic int tc_worker[TC_PHASES * TC_EVERY];
+
+static enum sb_result tc_body(struct sb_task *t)
+{
+	sb_work_ns(100000);
+	atomic_store(&tc_worker[t->u[0]], sb_self_worker());
+	return SB_DONE;
+}
+
+/*
+ * Two workers, threads_low=1, resize_every=100: the 100th, 200th, 300th and 400th jobs change
+ * the count to 1, 2, 1, 2. The client submits each phase's jobs at once, starting with the one
+ * that changes the count, and waits for all of them before the next phase. In a one-thread
+ * phase worker 1 may run at most the one task it was claiming as the stop came (DuckDB's thread
+ * too finishes the task it is in); in a two-thread phase it must take part (the grow started
+ * it). Each shrink stopped both workers and relaunched one. Sleeping workers wake only when
+ * woken (a 60 s suspend timeout): a lost hand-off of a wake-up leaves tasks queued beside a
+ * resting worker, which check mode's 5 s stall limit reports.
+ */
+Test(global, thread_count_changes_at_run_time, .timeout = 120)
+{
+	static const char *const sets[] = { "threads_low=1", "resize_every=100", "worker_suspend_timeout=60000000",
+					    NULL };
+	struct sb_rt *rt = t_rt("global", 2, sets);
+	sb_thread_attach(rt);
+	static struct sb_job *jobs[TC_EVERY];
+	unsigned on1[TC_PHASES] = { 0 };
+	for (unsigned ph = 0; ph < TC_PHASES; ph++) {
+		unsigned first = ph ? ph * TC_EVERY : 1, n = ph ? TC_EVERY : TC_EVERY - 1; /* jobs are counted from 1 */
+		for (unsigned k = 0; k < n; k++)
+			jobs[k] = submit(rt, (struct jspec){ .teardown = SB_TEARDOWN_INPLACE }, tc_body, first + k - 1, 0);
+		for (unsigned k = 0; k < n; k++)
+			wait_put(rt, jobs[k]);
+		for (unsigned k = 0; k < n; k++)
+			on1[ph] += atomic_load(&tc_worker[first + k - 1]) == 1;
+	}
+	sb_rt_stop(rt, SB_STOP_DRAIN);
+	cr_assert_leq(on1[1], 1, "one thread: worker 1 ran %u of 100 jobs", on1[1]);
+	cr_assert_leq(on1[3], 1, "one thread: worker 1 ran %u of 100 jobs", on1[3]);
+	cr_assert_gt(on1[2], 0, "two threads again: worker 1 ran none of 100 jobs");
+	cr_assert_gt(on1[4], 0, "two threads again: worker 1 ran none of 100 jobs");
+	cr_assert_eq(t_policy_stat(rt, "thread_changes"), 4);
+	cr_assert_eq(t_policy_stat(rt, "relaunches"), 2);
+	cr_assert_eq(t_policy_stat(rt, "active_threads"), 2);
+	sb_thread_detach();
+	t_done(rt);
+}
+
+/* Until both workers sleep (each gives up after its empty rounds), or 2 s. */
+static void tc_wait_both_asleep(struct sb_rt *rt)
+{
+	uint64_t t0 = sb_now_ns();
+	while (!(sb_worker_suspended(rt, 0) && sb_worker_suspended(rt, 1)) && sb_now_ns() - t0 < 2000000000ull)
+		sched_yield();
+}
+
+/*
+ * At one thread, single jobs submitted to an idle pool: the core wakes one sleeper, round robin,
+ * so about every other wake-up lands on worker 1, which may claim nothing. It must pass the
+ * wake-up on to worker 0; else the job waits for the 60 s suspend timeout and check mode's
+ * stall limit (5 s) fails the run. Every job runs, on worker 0.
+ */
+Test(global, thread_count_low_wakes_reach_an_active_worker, .timeout = 120)
+{
+	static const char *const sets[] = { "threads_low=1", "resize_every=100", "worker_suspend_timeout=60000000",
+					    NULL };
+	struct sb_rt *rt = t_rt("global", 2, sets);
+	sb_thread_attach(rt);
+	struct jspec in = { .teardown = SB_TEARDOWN_INPLACE };
+	for (unsigned k = 0; k < 99; k++) /* jobs 1..99 at two threads; the 100th shrinks */
+		wait_put(rt, submit(rt, in, tagged, k, 0));
+	for (unsigned k = 0; k < 20; k++) {
+		tc_wait_both_asleep(rt);
+		atomic_store(&tc_worker[k], -1);
+		wait_put(rt, submit(rt, in, tc_body, k, 0));
+		cr_assert_eq(atomic_load(&tc_worker[k]), 0, "job %u of the one-thread phase ran on worker %d", 100 + k,
+			     atomic_load(&tc_worker[k]));
+	}
+	sb_rt_stop(rt, SB_STOP_DRAIN);
+	cr_assert_eq(t_policy_stat(rt, "relaunches"), 1);
+	sb_thread_detach();
+	t_done(rt);
+}
+
 /* The queue is never full: jobs queued behind a busy worker, several segments' worth, all run
  * on the worker (none on the submitter) and in submission order. */
 #define FQ_JOBS 1500

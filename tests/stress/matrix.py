@@ -35,7 +35,7 @@ POLICY_VARIANTS = {
     "distribution": [[], ["distributor=dedicated"]],
     "lanes": [["lane_budget=2"]],
     "txslot": [[]],
-    "global": [[], ["producer_tokens=true", "batch=8"]],
+    "global": [[], ["producer_tokens=true", "batch=8"], ["batch=4", "claim_lock_ns=2000"], ["threads_low=1", "resize_every=100"]],
     "priority": [[], ["concurrency=1"]],
 }
 
@@ -44,7 +44,9 @@ POLICY_VARIANTS = {
 WORKLOAD_CASES = {
     "oltp": [["--jobs", "10", "--set", "clients=3", "--set", "epoch_us=1000", "--set", "ltx_ratio=0.3"]],
     "mixed": [["--jobs", "24", "--set", "light_clients=3", "--set", "heavy_clients=1", "--set", "partitions=6",
-               "--set", "process_ns=20000"]],
+               "--set", "process_ns=20000"],
+              ["--jobs", "24", "--set", "light_clients=2", "--set", "heavy_clients=2", "--set", "partitions=6",
+               "--set", "process_ns=20000", "--set", "heavy_cancel=50", "--set", "cancel_after_us=30"]],
     "forkjoin": [["--jobs", "2", "--set", "which=fib", "--set", "n=13", "--set", "clients=2"],
                  ["--jobs", "2", "--set", "which=uts", "--set", "uts_b0=30", "--set", "uts_q=0.18", "--set", "clients=2"]],
     "wake": [["--jobs", "16", "--set", "gap_us=300", "--set", "from_task_pct=50"]],
@@ -102,6 +104,8 @@ def main():
     def one(i):
         p, sets, w, case = runs[i]
         n = threads[i % len(threads)]
+        if any(s.startswith("threads_low=") for s in sets):
+            n = max(n, 2)  # the lowered count must be below thread_count
         seed = a.chaos * 1000 + i
         out = os.path.join(work, f"r{i}")
         args = [a.schedbed, "run", "--quiet", "--check", "--policy", p, "--workload", w, "--threads", str(n),

@@ -477,7 +477,7 @@ def test_capacity_rule(tmp):
             r.update({"classes.b.throughput": 500.0, "classes.b.mean": 4e6})  # 2 more; rep 1 has no b job
     res = {x["policy"]: x for x in capacity.analyse(rows, ld)}
     assert (res["slow"]["top_rate"], res["slow"]["cores_top"], res["slow"]["busy_top"]) == (4000, 1.5, 4.0), res
-    assert "| slow | 1000 [1000..1000] | 1000 | 5 | 4000, 1.50, 4.0 |" in capacity.write(tmp, list(res.values()), ld)
+    assert "| slow | 1000 [1000..1000] | 1000 | 5 | 4000, 4000, 1.50, 4.0 |" in capacity.write(tmp, list(res.values()), ld)
     # the parts of one sweep run apart (capacity-5ms, -short-epochs, -more) are read together: one
     # bar for all their policies, the same capacities as from one runs.csv
     for part, pol in (("part-a", "fast"), ("part-b", "slow")):
