@@ -8,8 +8,9 @@
  * all policies are measured with the same ruler and the same policy code could run under a
  * virtual-time executor. The one exception is work the policy models, spent with sb_work_ns so
  * that it is charged like a task's work in virtual time too (global's claim_lock_ns: the
- * database round trip of Quartz's lock-bound claim). Only core/policy.c calls through this table; that file is the single
- * place for the asserts, counters, chaos injection and invariant checks around each call.
+ * database round trip of Quartz's lock-bound claim). Only core/policy.c calls through this
+ * table; that file is the single place for the asserts, counters, chaos injection and
+ * invariant checks around each call.
  *
  * Threads: `caller` is the thread context of whoever submits (a worker, a request thread or
  * the watcher); `self` is the index of the worker asking for work and is always the calling

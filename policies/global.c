@@ -241,15 +241,18 @@ static void add_own(_Atomic uint64_t *c, uint64_t n)
 	atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + n, memory_order_relaxed);
 }
 
-/* Whether any queue looks non-empty (relaxed lengths: a hint, see global_idle for the one
- * decision that depends on it). */
-static bool any_queued(struct global *g)
+/* Also the policy's own "does any queue look non-empty" (w = -1): relaxed lengths, a hint; see
+ * global_idle for the decisions that rest on it. */
+static size_t global_queued(void *st, int w)
 {
+	struct global *g = st;
+	if (w >= 0)
+		return atomic_load_explicit(&g->w[w].nbuf, memory_order_relaxed);
+	size_t n = 0;
 	unsigned span = atomic_load_explicit(&g->span, memory_order_relaxed);
 	for (unsigned i = 0; i < span; i++)
-		if (sb_fifo_len(&g->q[i]))
-			return true;
-	return false;
+		n += sb_fifo_len(&g->q[i]);
+	return n;
 }
 
 /* Claim up to batch tasks from the first non-empty queue, round robin from me->pos. */
@@ -383,7 +386,7 @@ static struct sb_task *global_pop(void *st, unsigned self)
 		return NULL;
 	if (__builtin_expect(!g->p.claim_lock_ns, 1))
 		return claim(g, me);
-	if (!any_queued(g))
+	if (!global_queued(g, -1))
 		return NULL;
 	/* test, then test-and-set. acquire: pairs with the release store below, so one round's
 	 * claim happens after the previous holder's; the lock guards no memory of its own (the
@@ -421,7 +424,7 @@ static struct sb_task *global_idle(void *st, unsigned self, struct sb_idle *out)
 			 * sleeper. Only from the re-check before suspending (we read as suspended
 			 * there), which runs after the barrier (W) and so sees every task queued
 			 * before a producer counted us: one hand-off per visit, not two. */
-			if (a && sb_worker_suspended(g->rt, self) && any_queued(g))
+			if (a && sb_worker_suspended(g->rt, self) && global_queued(g, -1))
 				out->wake = active_sleeper(g, a);
 			/* a stopped thread does not poll: suspend without the empty rounds, or every
 			 * wake-up that lands here would spin a core DuckDB's smaller pool does not have */
@@ -429,22 +432,11 @@ static struct sb_task *global_idle(void *st, unsigned self, struct sb_idle *out)
 			return NULL;
 		}
 	}
-	if (g->p.claim_lock_ns && any_queued(g))
+	if (g->p.claim_lock_ns && global_queued(g, -1))
 		out->stay_awake = true;
 	return NULL;
 }
 
-static size_t global_queued(void *st, int w)
-{
-	struct global *g = st;
-	if (w >= 0)
-		return atomic_load_explicit(&g->w[w].nbuf, memory_order_relaxed);
-	size_t n = 0;
-	unsigned span = atomic_load_explicit(&g->span, memory_order_relaxed);
-	for (unsigned i = 0; i < span; i++)
-		n += sb_fifo_len(&g->q[i]);
-	return n;
-}
 
 static void global_stats(void *st, sb_stat_emit_fn emit, void *ctx)
 {

@@ -64,7 +64,7 @@ HIST_FILE = "latency-hist.json.gz"
 MANIFEST = "manifest.jsonl"
 PEER_NAME = re.compile(r"[A-Za-z0-9_.-]+")  # a program beside schedbed (peers_omp), never a path
 DESC_KEYS = {"name", "question", "memo", "configs", "load", "reps", "noise_reps", "timing", "slim", "bounded", "common",
-             "args", "duration", "warmup", "metrics", "figure", "part_of"}
+             "args", "duration", "warmup", "metrics", "figure", "part_of", "overload_ok"}
 LAT_UNITS = {"ns": 1, "µs": 1e3, "ms": 1e6, "s": 1e9}  # a latency metric's units, and ns in each
 DEFAULT_REPS = 5  # each repetition its own seed: fewer cannot give a median an interval worth stating
 
@@ -182,7 +182,7 @@ def expand_configs(d, o):
                     args += ["--set", s]
                 args += c.get("args", [])
                 line.update(program="schedbed", args=args)
-                if c.get("overload_ok"):  # jobs cancelled at the end are the point (a shutdown experiment)
+                if d.get("overload_ok"):  # jobs cancelled at the end are the point (a shutdown experiment)
                     line["overload_ok"] = True
                 tags.update(policy=c["policy"], workload=c["workload"], seed=seed, sets=" ".join(c.get("set", [])))
             line["tags"] = tags

@@ -178,6 +178,15 @@ static inline void t_sleep_us(long us)
 	nanosleep(&ts, NULL);
 }
 
+/* Every worker suspended (each gives up after its empty rounds), within 5 s: the job that
+ * follows must wake a worker itself. */
+static inline void t_wait_all_asleep(struct sb_rt *rt)
+{
+	for (int i = 0; i < 5000 && sb_nsuspended(rt) < sb_rt_nworkers(rt); i++)
+		t_sleep_us(1000);
+	cr_assert_eq(sb_nsuspended(rt), sb_rt_nworkers(rt), "every worker suspends when idle");
+}
+
 /* ---- running a program (the harness tests) ---- */
 
 #define PYTHON "/usr/bin/python3"

@@ -71,14 +71,6 @@ static void *wk_sampler(void *arg)
 	return NULL;
 }
 
-/* Both workers suspended: the job that follows must wake the second one itself. */
-static void wait_both_asleep(struct sb_rt *rt)
-{
-	for (int i = 0; i < 5000 && sb_nsuspended(rt) < 2; i++)
-		t_sleep_us(1000);
-	cr_assert_eq(sb_nsuspended(rt), 2, "both workers suspend when idle");
-}
-
 static pthread_t start_sampling(struct sb_rt *rt)
 {
 	pthread_t th;
@@ -137,7 +129,7 @@ static struct sb_rt *wk_rt(const struct wk_case *c)
 		sets[2] = NULL;
 	struct sb_rt *rt = t_rt(c->policy, 2, sets);
 	sb_thread_attach(rt);
-	wait_both_asleep(rt);
+	t_wait_all_asleep(rt);
 	return rt;
 }
 
@@ -251,7 +243,7 @@ ParameterizedTest(struct wk_case *c, wake, yield_resume_uses_both_workers, .time
 		t_sleep_us(1000);
 	cr_assert_eq(atomic_load_explicit(&wk.blocked, memory_order_acquire), WK_YR_TASKS, "every task parked");
 	/* the parking needed no work from the units; start from both workers asleep again */
-	wait_both_asleep(rt);
+	t_wait_all_asleep(rt);
 	atomic_store(&wk.units[0], 0);
 	atomic_store(&wk.units[1], 0);
 	pthread_t s = start_sampling(rt);

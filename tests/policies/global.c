@@ -361,14 +361,6 @@ Test(global, thread_count_changes_at_run_time, .timeout = 120)
 	t_done(rt);
 }
 
-/* Until both workers sleep (each gives up after its empty rounds), or 2 s. */
-static void tc_wait_both_asleep(struct sb_rt *rt)
-{
-	uint64_t t0 = sb_now_ns();
-	while (!(sb_worker_suspended(rt, 0) && sb_worker_suspended(rt, 1)) && sb_now_ns() - t0 < 2000000000ull)
-		sched_yield();
-}
-
 /*
  * At one thread, single jobs submitted to an idle pool: the core wakes one sleeper, round robin,
  * so about every other wake-up lands on worker 1, which may claim nothing. It must pass the
@@ -385,7 +377,7 @@ Test(global, thread_count_low_wakes_reach_an_active_worker, .timeout = 120)
 	for (unsigned k = 0; k < 99; k++) /* jobs 1..99 at two threads; the 100th shrinks */
 		wait_put(rt, submit(rt, in, tagged, k, 0));
 	for (unsigned k = 0; k < 20; k++) {
-		tc_wait_both_asleep(rt);
+		t_wait_all_asleep(rt);
 		atomic_store(&tc_worker[k], -1);
 		wait_put(rt, submit(rt, in, tc_body, k, 0));
 		cr_assert_eq(atomic_load(&tc_worker[k]), 0, "job %u of the one-thread phase ran on worker %d", 100 + k,

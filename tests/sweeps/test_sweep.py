@@ -547,7 +547,27 @@ def test_part_of_runs_only_when_named(tmp):
     assert rc != 0 and "part_of names nothing-here" in err, (rc, err)
 
 
-TESTS = [test_bad_latency_unit_is_refused_before_running, test_part_of_runs_only_when_named, test_load_variant_sizes, test_capacity_rule, test_dirty_tree_is_refused, test_repetitions_have_their_own_seeds, test_intervals_and_no_difference,
+def test_overload_ok_keeps_cancelled_runs(tmp):
+    """A run that ends with jobs cancelled (exit 3) is a failed line, unless its description says
+    "overload_ok" (the shutdown experiment cancels every job in flight on purpose): then it is a
+    result, marked overloaded."""
+    cut = {"label": "cut", "policy": "stealing", "workload": "tiny", "set": ["work_ns=10000000", "window=1000"],
+           "args": ["--duration", "0.3", "--warmup", "0", "--drain", "0"]}
+    for ok in (False, True):
+        desc = description(tmp, f"cut{int(ok)}", [cut], reps=1, timing=False, **({"overload_ok": True} if ok else {}))
+        d = os.path.join(tmp, f"cut{int(ok)}-sweep")
+        sweep("expand", desc, "--out", d, check=0)
+        code, _, err = sweep("run", d, "--schedbed", SCHEDBED)
+        if not ok:
+            assert code != 0 and "1 failed" in err, (code, err)
+            continue
+        assert code == 0, err
+        _, out, _ = sweep("collect", d, check=0)
+        rows = read_csv(out.strip())
+        assert rows[0]["overloaded"] == "1" and int(float(rows[0]["unfinished"])) > 0, rows
+
+
+TESTS = [test_overload_ok_keeps_cancelled_runs, test_bad_latency_unit_is_refused_before_running, test_part_of_runs_only_when_named, test_load_variant_sizes, test_capacity_rule, test_dirty_tree_is_refused, test_repetitions_have_their_own_seeds, test_intervals_and_no_difference,
          test_latency_histogram_recomputes_tails, test_paper_descriptions_expand_stable_and_machine_free, test_run_collect_and_resume,
          test_timing_runs_alone_others_in_parallel, test_failing_line_is_named_and_never_collected,
          test_missing_program_on_the_node, test_killed_run_is_named_and_never_collected,
