@@ -32,7 +32,7 @@ WORKLOAD_SRC := $(wildcard workloads/*.c)
 LIB_SRC := $(CORE_SRC) $(POLICY_SRC) $(WORKLOAD_SRC)
 HDRS := $(wildcard core/*.h policies/*.h workloads/*.h harness/*.h)
 
-.PHONY: all deps test check layers unit canaries stress clang valgrind bench bench-core clean help schedbed compare plot sweep peers reproduce sweep-test sim-test validate-sim calibrate metg fuzz fuzz-slice
+.PHONY: all deps test check layers unit canaries stress clang valgrind bench bench-core clean help schedbed compare plot sweep peers reproduce sweep-test sim-test validate-sim calibrate metg scale fuzz fuzz-slice
 
 ## all         build the program, build/release/schedbed (what a plain `make` does), and its library
 all: deps $(B)/release/schedbed
@@ -203,10 +203,11 @@ test: deps
 layers:
 	$(PYTHON) scripts/layers.py
 
-## sweep-test  manifests, the local runner and collect, METG's sweep through them (tests/sweeps/), then a real single-node Slurm running a manifest as a job array
-sweep-test: deps $(B)/release/schedbed $(B)/release/patterns_tbb
+## sweep-test  manifests, the local runner and collect, METG's and the scaling sweep through them (tests/sweeps/), then a real single-node Slurm running a manifest as a job array
+sweep-test: deps $(B)/release/schedbed $(B)/release/patterns_tbb $(B)/release/peers_tbb
 	$(PYTHON) tests/sweeps/test_sweep.py --schedbed $(B)/release/schedbed
 	$(PYTHON) tests/sweeps/test_metg.py --schedbed $(B)/release/schedbed
+	$(PYTHON) tests/sweeps/test_scale.py --schedbed $(B)/release/schedbed
 	$(PYTHON) tests/sweeps/slurm_test.py --schedbed $(B)/release/schedbed
 
 ## validate-sim  the simulator against this machine: every policy on oltp, forkjoin, tiny, wake at 1 and 2 workers, native vs sim (timing runs: idle machine): results/validate-sim/<time>/
@@ -316,6 +317,13 @@ METG_ARGS ?=
 metg: deps $(SCHEDBED) $(B)/release/patterns_omp $(B)/release/patterns_tbb
 	d=results/metg-$(STAMP); $(PYTHON) scripts/metg.py expand --schedbed $(SCHEDBED) --out $$d $(METG_ARGS) && \
 	$(PYTHON) scripts/sweep.py run $$d --schedbed $(SCHEDBED) $(if $(ALLOW_DIRTY),--allow-dirty) && $(PYTHON) scripts/metg.py report $$d
+
+SCALE_ARGS ?=
+## scale       every policy (and the OpenMP/oneTBB peers) at 1, 2, 4 ... workers up to this machine's hardware threads, through
+##             the manifest runner: results/scale-<time>/scale.md, scale.csv, scale-CASE.png (SCALE_ARGS='--workers 1,4,16 --reps 5')
+scale: deps $(SCHEDBED) peers
+	d=results/scale-$(STAMP); $(PYTHON) scripts/scale.py expand --schedbed $(SCHEDBED) --out $$d $(SCALE_ARGS) && \
+	$(PYTHON) scripts/sweep.py run $$d --schedbed $(SCHEDBED) $(if $(ALLOW_DIRTY),--allow-dirty) && $(PYTHON) scripts/scale.py report $$d
 
 EXPERIMENTS ?=
 REPRODUCE_ARGS ?=

@@ -48,6 +48,20 @@ def sweep(*args, timeout=300, check=None):
     return p.returncode, p.stdout, p.stderr
 
 
+def script(name):
+    """A function running scripts/NAME ARGS as a user would; returns (exit status, stdout, stderr),
+    and with check=N asserts the exit status."""
+    path = os.path.join(ROOT, "scripts", name)
+
+    def run(*args, check=None, timeout=600):
+        p = subprocess.run([PY, path] + [str(a) for a in args], capture_output=True, text=True, timeout=timeout)
+        if check is not None and p.returncode != check:
+            raise AssertionError(f"{name} {' '.join(map(str, args))}: exit {p.returncode}, wanted {check}\n"
+                                 f"{p.stdout}{p.stderr}")
+        return p.returncode, p.stdout, p.stderr
+    return run
+
+
 def manifest(d):
     with open(os.path.join(d, "manifest.jsonl")) as f:
         return [json.loads(x) for x in f]

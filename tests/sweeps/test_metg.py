@@ -12,22 +12,15 @@ import argparse
 import csv
 import json
 import os
-import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from common import PY, ROOT, manifest, run_tests, sweep  # noqa: E402
+from common import ROOT, manifest, run_tests, script, sweep  # noqa: E402
 
-METG = os.path.join(ROOT, "scripts", "metg.py")
+metg = script("metg.py")
 SCHEDBED = os.path.join(ROOT, "build", "release", "schedbed")
 
 
-def metg(*args, check=None, timeout=600):
-    p = subprocess.run([PY, METG] + [str(a) for a in args], capture_output=True, text=True, timeout=timeout)
-    if check is not None and p.returncode != check:
-        raise AssertionError(f"metg.py {' '.join(map(str, args))}: exit {p.returncode}, wanted {check}\n"
-                             f"{p.stdout}{p.stderr}")
-    return p.returncode, p.stdout, p.stderr
 
 
 def tiny(d, *more):
