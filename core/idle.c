@@ -67,10 +67,17 @@
 static bool try_wake(struct sb_worker *w)
 {
 	uint32_t s = SB_W_SUSPENDED;
-	/* relaxed: the CAS elects one waker (a SEARCH left by another waker is never overwritten,
-	 * or its count would leak); the task itself is published by its queue */
-	if (atomic_load_explicit(&w->state, memory_order_relaxed) != SB_W_SUSPENDED ||
-	    !atomic_compare_exchange_strong_explicit(&w->state, &s, SB_W_SEARCH, memory_order_relaxed, memory_order_relaxed))
+	/* relaxed: a hint; the CAS decides */
+	if (atomic_load_explicit(&w->state, memory_order_relaxed) != SB_W_SUSPENDED)
+		return false;
+	/* relaxed: the claim's time, for the wake-up latency counter only; the CAS's release
+	 * orders it before the claim, so the woken worker's acquire exchange of its state (sb_suspend)
+	 * sees this stamp or a later one (a waker that loses the CAS may overwrite it: the latency is
+	 * then under-counted by the gap between the two claims, never over-counted) */
+	atomic_store_explicit(&w->wake_claim, sb_now_ns(), memory_order_relaxed);
+	/* release (see above); the CAS elects one waker (a SEARCH left by another waker is never
+	 * overwritten, or its count would leak); the task itself is published by its queue */
+	if (!atomic_compare_exchange_strong_explicit(&w->state, &s, SB_W_SEARCH, memory_order_release, memory_order_relaxed))
 		return false;
 	sb_exec_unpark(&w->state, 1);
 	if (sb_self)
@@ -249,6 +256,7 @@ struct sb_task *sb_suspend(struct sb_worker *w, bool *after_suspend, bool *stole
 	if (io.max_suspend_us && io.max_suspend_us < us)
 		us = io.max_suspend_us;
 	bool woken = false;
+	uint64_t t1 = 0;
 	if (!t && !io.stay_awake && !atomic_load_explicit(&rt->stopping, memory_order_relaxed)) {
 		sb_count(tc, SB_C_SUSPEND, 1);
 		uint64_t t0 = sb_now_ns();
@@ -256,16 +264,17 @@ struct sb_task *sb_suspend(struct sb_worker *w, bool *after_suspend, bool *stole
 		 * around its reads (suspended_done), so any value it sees here is consistent */
 		atomic_store_explicit(&w->susp_since, t0, memory_order_relaxed);
 		sb_exec_park(&w->state, SB_W_SUSPENDED, us * 1000);
-		uint64_t t1 = sb_now_ns();
+		t1 = sb_now_ns();
 		suspended_done(w, t1 - t0);
 		if (rt->cfg.trace)
 			trace_instant(tc, SB_EV_SUSPEND, t0, t1 - t0);
 		*after_suspend = true;
 		woken = true;
 	}
-	/* relaxed: not SUSPENDED here means a waker got there first; SEARCH means it counted us
-	 * as a searcher, and the count is ours to drop when we find work or give up */
-	uint32_t prev = atomic_exchange_explicit(&w->state, SB_W_ACTIVE, memory_order_relaxed);
+	/* not SUSPENDED here means a waker got there first; SEARCH means it counted us as a
+	 * searcher, and the count is ours to drop when we find work or give up. acquire: pairs
+	 * with the waker's release CAS, for its wake_claim stamp (nothing else rides on it) */
+	uint32_t prev = atomic_exchange_explicit(&w->state, SB_W_ACTIVE, memory_order_acquire);
 	atomic_fetch_sub_explicit(&rt->nsuspended, 1, memory_order_relaxed);
 	w->searching = prev == SB_W_SEARCH;
 	/* The re-check found work after we dropped our searching count: a producer may have left
@@ -274,6 +283,10 @@ struct sb_task *sb_suspend(struct sb_worker *w, bool *after_suspend, bool *stole
 		sb_start_searching(w);
 	if (woken && prev != SB_W_SUSPENDED) {
 		sb_count(tc, SB_C_WOKEN, 1);
+		/* relaxed: our own stamp to take (see try_wake); a stop's wake (ACTIVE) leaves none */
+		uint64_t claim = atomic_exchange_explicit(&w->wake_claim, 0, memory_order_relaxed);
+		if (prev == SB_W_SEARCH && claim && claim < t1)
+			sb_count(tc, SB_C_WAKE_NS, t1 - claim);
 		if (rt->cfg.trace)
 			trace_instant(tc, SB_EV_WAKE, sb_now_ns(), 0);
 	}

@@ -104,6 +104,9 @@ struct sb_worker {
 	 * counts an ending suspension neither twice nor not at all. */
 	_Atomic uint32_t susp_seq;
 	_Atomic uint64_t susp_since;
+	/* When a waker claimed this sleeping worker (sb_now_ns), for the wake-up latency counter:
+	 * written by wakers before their claim, taken (and zeroed) by the worker once awake */
+	_Atomic uint64_t wake_claim;
 	/* --- owner-private --- */
 	_Alignas(SB_CACHELINE) struct sb_thread tc;
 	struct sb_rt *rt;

@@ -32,6 +32,10 @@ const char *const sb_counter_names[SB_NR_COUNTERS] = {
 	[SB_C_BUSY_NS] = "busy_ns",
 	[SB_C_IDLE_NS] = "idle_ns",
 	[SB_C_SUSPEND_NS] = "suspended_ns",
+	[SB_C_WAKE_NS] = "wake_ns",
+	[SB_C_SWEEP_NS] = "sweep_ns",
+	[SB_C_LOCK_WAITS] = "lock_waits",
+	[SB_C_LOCK_NS] = "lock_wait_ns",
 };
 
 /* What each counter counts, for `schedbed outputs` (workers.csv columns, summary.json counters). */
@@ -57,6 +61,11 @@ const char *const sb_counter_help[SB_NR_COUNTERS] = {
 	[SB_C_BUSY_NS] = "ns running tasks or looking for tasks it then found (workers only)",
 	[SB_C_IDLE_NS] = "ns awake finding nothing (workers only)",
 	[SB_C_SUSPEND_NS] = "ns suspended (workers only)",
+	[SB_C_WAKE_NS] = "ns from a waker claiming this sleeping worker to the worker running again, summed over "
+			 "woken (workers only; over woken: the mean wake-up latency)",
+	[SB_C_SWEEP_NS] = "ns inside steal sweeps, found something or not (workers only)",
+	[SB_C_LOCK_WAITS] = "times this thread found one of the core's shared locks (task depot, queue segment pool) taken",
+	[SB_C_LOCK_NS] = "ns this thread waited for those locks",
 };
 
 unsigned sb_hist_bucket(uint64_t v)

@@ -40,6 +40,10 @@ enum sb_counter {
 	SB_C_BUSY_NS,      /* worker: time running or looking for tasks it then found */
 	SB_C_IDLE_NS,      /* worker: time finding nothing, awake */
 	SB_C_SUSPEND_NS,   /* worker: time suspended */
+	SB_C_WAKE_NS,      /* worker: from a waker's claim to the end of its sleep, summed over SB_C_WOKEN */
+	SB_C_SWEEP_NS,     /* worker: time inside steal sweeps */
+	SB_C_LOCK_WAITS,   /* the core's shared locks (task depot, queue segments) found taken */
+	SB_C_LOCK_NS,      /* ... and the time spent waiting for them */
 	SB_NR_COUNTERS
 };
 

@@ -30,7 +30,7 @@
 static SB_COLD void refill(struct sb_thread *tc)
 {
 	struct sb_rt *rt = tc->rt;
-	pthread_mutex_lock(&rt->depot_lock);
+	sb_lock_counted(tc, &rt->depot_lock);
 	for (unsigned i = 0; i < SB_FREE_BATCH && rt->depot; i++) {
 		struct sb_node *n = rt->depot;
 		rt->depot = atomic_load_explicit(&n->next, memory_order_relaxed);
@@ -53,7 +53,7 @@ static SB_COLD void refill(struct sb_thread *tc)
 		tc->free = n;
 	}
 	tc->nfree += SB_SLAB_TASKS;
-	pthread_mutex_lock(&rt->depot_lock);
+	sb_lock_counted(tc, &rt->depot_lock);
 	s->next = rt->slabs;
 	rt->slabs = s;
 	pthread_mutex_unlock(&rt->depot_lock);
@@ -63,7 +63,7 @@ static SB_COLD void refill(struct sb_thread *tc)
 static SB_COLD void spill(struct sb_thread *tc, unsigned keep)
 {
 	struct sb_rt *rt = tc->rt;
-	pthread_mutex_lock(&rt->depot_lock);
+	sb_lock_counted(tc, &rt->depot_lock);
 	while (tc->nfree > keep) {
 		struct sb_node *n = tc->free;
 		tc->free = atomic_load_explicit(&n->next, memory_order_relaxed);

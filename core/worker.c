@@ -114,7 +114,9 @@ static SB_COLD struct sb_task *find_more(struct sb_worker *w, bool *stolen)
 			sb_cpu_relax();
 	}
 	sb_count(&w->tc, SB_C_STEAL_SWEEP, 1);
+	uint64_t t0 = sb_now_ns();
 	t = sb_policy_steal(rt, w->idx);
+	sb_count(&w->tc, SB_C_SWEEP_NS, sb_now_ns() - t0);
 	*stolen = t != NULL;
 	return t;
 }

@@ -19,14 +19,14 @@ Cases (--cases; each a workload at fixed settings, run at every worker count):
   mixed                            8 light and 2 heavy clients (a fixed load): heavy jobs/s, light p99
   stencil                          patterns stencil_1d, width 16, 1024 iterations a task; tasks/s,
                                    beside the peers' own runs of the same graph
-Every repetition runs every worker count, case and system in turn, the systems' order rotating
-from one cell to the next, so that a machine's drift does not favour one of them.
+Each repetition runs every worker count, case and system, the systems' order rotating per cell.
 
 `report` collects the runs (sweep.py collect: it refuses an unfinished sweep), refuses runs from
 two machines unless told (--allow-mixed-machines, then said in every output), and writes
 DIR/scale.csv (one row per case, system and worker count: median and 95% interval of the
 throughput, the speedup over the system's own 1-worker median, the p99 of each main class, cores
-used), DIR/scale.md (the tables and the checks), DIR/scale-CASE.png/.pdf (speedup against
+used, the mean wake-up latency, the workers' shares of time in steal sweeps, waiting for the
+core's locks and suspended), DIR/scale.md (the tables and the checks), DIR/scale-CASE.png/.pdf (speedup against
 workers with the ideal line, throughput, p99 and cores used). The checks are the targets the
 study sets itself, judged by the interval rule (scripts/sbstats.py) at the largest worker count.
 """
@@ -85,10 +85,7 @@ def default_workers():
 
 def systems(a, case):
     workload, _, _, _, _, peer = CASES[case]
-    pols = a.pols
-    if case.endswith("-lifo"):
-        pols = [p for p in pols if p in FAMILY_LIFO]
-    out = [("policy", p) for p in pols]
+    out = [("policy", p) for p in a.pols if not case.endswith("-lifo") or p in FAMILY_LIFO]
     if peer:
         out += [("peer", p) for p in a.peer_list]
     return out
@@ -157,11 +154,6 @@ def cmd_expand(a):
 
 # ---- report ------------------------------------------------------------------------------------
 
-def machine_of(root, ln):
-    m = load_json(os.path.join(root, ln["out"], "meta.json"))
-    return (m.get("cpu_model") or "unknown CPU", m.get("cores_online") or 0)
-
-
 def value(row, case):
     """The case's throughput of one run, or None."""
     col = CASES[case][2]
@@ -177,6 +169,25 @@ def value(row, case):
             return None
         return row["tasks_per_s"] * fib_calls(n) / (tasks / done)
     return row.get(col)
+
+
+def _share(col):
+    """A worker time counter of the window as a share of the workers' window time."""
+    def f(r):
+        v, win, n = r.get(f"counters.window.{col}"), r.get("window_s"), r.get("threads")
+        return v / (win * 1e9 * n) if v is not None and win and n else None
+    return f
+
+
+# Why a curve bends, per run (medians per cell): the mean wake-up latency (a waker's claim to the
+# sleeper running), the workers' time in steal sweeps, and waits for the core's shared locks.
+DIAGNOSTICS = {
+    "wake_us": lambda r: (r["counters.window.wake_ns"] / r["counters.window.woken"] / 1e3
+                          if r.get("counters.window.woken") and r.get("counters.window.wake_ns") is not None else None),
+    "sweep_share": _share("sweep_ns"),
+    "lock_wait_share": _share("lock_wait_ns"),
+    "suspended_share": _share("suspended_ns"),
+}
 
 
 def cells(rows):
@@ -207,6 +218,9 @@ def summarise(rows):
             p99 = [r.get(f"classes.{cls}.p99") for r in rs if r.get(f"classes.{cls}.p99") is not None]
             row[f"p99_{cls}_us"] = median_ci(p99)[0] / 1e3 if p99 else None
             row[f"p99_{cls}_samples"] = [x / 1e3 for x in p99]
+        for key, fn in DIAGNOSTICS.items():
+            xs = [x for x in (fn(r) for r in rs) if x is not None]
+            row[key] = median_ci(xs)[0] if xs else None
         row["overloaded"] = sum(int(r.get("overloaded") or 0) for r in rs)
         out.append(row)
     return out
@@ -215,12 +229,15 @@ def summarise(rows):
 def fmt(v, digits=3):
     if v is None:
         return "-"
-    if abs(v) >= 1e6:
+    elif abs(v) >= 1e6:
         return f"{v / 1e6:.{digits}g}M"
     if abs(v) >= 1e3:
         return f"{v / 1e3:.{digits}g}k"
     return f"{v:.{digits}g}"
 
+
+def pct(v):
+    return "-" if v is None else f"{100 * v:.1f}%"
 
 def find(summary, case, system, w):
     for s in summary:
@@ -303,24 +320,25 @@ def cmd_report(a):
     machines = {}
     for ln in lines:
         if ln["program"] == "schedbed" and os.path.exists(os.path.join(root, ln["out"], "meta.json")):
-            machines.setdefault(machine_of(root, ln), []).append(ln["id"])
+            m = load_json(os.path.join(root, ln["out"], "meta.json"))
+            machines.setdefault((m.get("cpu_model") or "unknown CPU", m.get("cores_online") or 0), []).append(ln["id"])
     if len(machines) > 1 and not a.allow_mixed_machines:
         die("the runs come from " + "; ".join(f"{m[0]} x{m[1]} ({len(ids)} runs)" for m, ids in machines.items()) +
             ": a table names one machine (give --allow-mixed-machines to pool them anyway)")
     machine = " + ".join(f"{m[0]}, {m[1]} cores" for m in machines) or "unknown machine"
-    if len(machines) > 1:
-        machine += " (MIXED MACHINES, pooled on request)"
+    machine += " (MIXED MACHINES, pooled on request)" if len(machines) > 1 else ""
     csv_path, _ = collect(root)
     rows = [r for r in read_rows(csv_path) if r.get("experiment") == "scale"]
     for r in rows:
-        r["label"] = str(r["label"])
+        r["label"] = str(r["label"])  # a label like "1" reads back as a number
     summary = summarise(rows)
     if not summary:
         die(f"{root}: no run with a throughput to report")
     wmax = max(s["workers"] for s in summary)
     for s in summary:
         s["machine"] = machine
-    fields = ["machine", "case", "system", "workers", "runs", "throughput", "lo", "hi", "unit", "speedup", "cores", "overloaded"]
+    fields = ["machine", "case", "system", "workers", "runs", "throughput", "lo", "hi", "unit", "speedup", "cores",
+              "overloaded"] + list(DIAGNOSTICS)
     extra = sorted({k for s in summary for k in s if k.startswith("p99_") and k.endswith("_us")})
     with open(os.path.join(root, "scale.csv"), "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=fields + extra, extrasaction="ignore", restval="")
@@ -335,11 +353,12 @@ def cmd_report(a):
             continue
         main = CASES[case][4][0]
         md += [f"## {case}: {CASES[case][3]}", "", "| system | workers | throughput [95% interval] | speedup | "
-               f"{main} p99 us | cores |", "|---|---|---|---|---|---|"]
+               f"{main} p99 us | cores | wake-up us | in sweeps | suspended |", "|---|---|---|---|---|---|---|---|---|"]
         for s in rs:
             ov = f" ({s['overloaded']} overloaded)" if s["overloaded"] else ""
             md.append(f"| {s['system']} | {s['workers']} | {fmt(s['throughput'])} [{fmt(s['lo'])}, {fmt(s['hi'])}]{ov} | "
-                      f"{fmt(s['speedup'])} | {fmt(s.get(f'p99_{main}_us'))} | {fmt(s['cores'])} |")
+                      f"{fmt(s['speedup'])} | {fmt(s.get(f'p99_{main}_us'))} | {fmt(s['cores'])} | {fmt(s['wake_us'])} | "
+                      f"{pct(s['sweep_share'])} | {pct(s['suspended_share'])} |")
         md.append("")
         draw(summary, case, machine, root)
     chk = checks(summary, wmax)

@@ -325,3 +325,41 @@ Test(idle, suspended_time_counts_while_asleep, .timeout = 30)
 	}
 	t_done(rt);
 }
+
+/* The wake-up latency counter: every wake-up a waker claimed is counted, and each counted
+ * latency lies inside the time the test watched (a stamp left from an earlier claim, or one
+ * never written, would fall outside it or be missing). */
+Test(idle, wake_latency_counted_per_wakeup, .timeout = 30)
+{
+	static const char *const sets[] = { "busy_worker=false", "worker_suspend_timeout=60000000", NULL };
+	struct sb_rt *rt = t_rt("stealing", 2, sets);
+	sb_thread_attach(rt);
+	uint64_t woken = 0, wake_ns = 0, bound = 0;
+	for (int round = 0; round < 5; round++) {
+		t_wait_all_asleep(rt);
+		uint64_t a[2][SB_NR_COUNTERS], b[2][SB_NR_COUNTERS];
+		for (unsigned i = 0; i < 2; i++)
+			sb_rt_worker_counters(rt, i, a[i]);
+		uint64_t t0 = sb_now_ns();
+		struct sb_job_desc d = { .work_level = SB_WL_INFINITY, .force_stealing = true };
+		struct sb_job *j = sb_job_create(rt, &d);
+		sb_job_submit(j, sb_task_new(j, lw_leaf, NULL));
+		cr_assert(sb_job_wait(j), "round %d: the job finished", round);
+		sb_job_put(j);
+		t_wait_all_asleep(rt); /* the woken worker has counted its wake-up and slept again */
+		uint64_t t1 = sb_now_ns();
+		for (unsigned i = 0; i < 2; i++) {
+			sb_rt_worker_counters(rt, i, b[i]);
+			uint64_t n = b[i][SB_C_WOKEN] - a[i][SB_C_WOKEN];
+			woken += n;
+			wake_ns += b[i][SB_C_WAKE_NS] - a[i][SB_C_WAKE_NS];
+			bound += n * (t1 - t0); /* each wake-up claimed and ended inside [t0, t1] */
+		}
+	}
+	cr_assert_geq(woken, 5, "each job woke a sleeping worker (%llu wake-ups)", (unsigned long long)woken);
+	cr_assert_gt(wake_ns, 0, "the wake-ups' latency was counted");
+	cr_assert_leq(wake_ns, bound, "%llu ns of wake-up latency counted, at most %llu possible", (unsigned long long)wake_ns,
+		      (unsigned long long)bound);
+	sb_thread_detach();
+	t_done(rt);
+}
