@@ -32,7 +32,7 @@ WORKLOAD_SRC := $(wildcard workloads/*.c)
 LIB_SRC := $(CORE_SRC) $(POLICY_SRC) $(WORKLOAD_SRC)
 HDRS := $(wildcard core/*.h policies/*.h workloads/*.h harness/*.h)
 
-.PHONY: all deps test check layers unit canaries stress clang valgrind bench bench-core clean help schedbed compare plot sweep peers reproduce sweep-test sim-test validate-sim calibrate metg scale fuzz fuzz-slice
+.PHONY: all deps test check layers unit canaries stress clang valgrind bench bench-core clean help schedbed compare plot sweep peers reproduce sweep-test sim-test validate-sim calibrate metg scale carry fuzz fuzz-slice
 
 ## all         build the program, build/release/schedbed (what a plain `make` does), and its library
 all: deps $(B)/release/schedbed
@@ -317,6 +317,11 @@ METG_ARGS ?=
 metg: deps $(SCHEDBED) $(B)/release/patterns_omp $(B)/release/patterns_tbb
 	d=results/metg-$(STAMP); $(PYTHON) scripts/metg.py expand --schedbed $(SCHEDBED) --out $$d $(METG_ARGS) && \
 	$(PYTHON) scripts/sweep.py run $$d --schedbed $(SCHEDBED) $(if $(ALLOW_DIRTY),--allow-dirty) && $(PYTHON) scripts/metg.py report $$d
+
+## carry       pack the programs, their shared libraries and the commit they come from into build/carry(.tar.xz), for a
+##             machine without these packages or git (scripts/carry.sh run build/carry CMD... there)
+carry: deps
+	scripts/carry.sh pack build/carry
 
 SCALE_ARGS ?=
 ## scale       every policy (and the OpenMP/oneTBB peers) at 1, 2, 4 ... workers up to this machine's hardware threads, through

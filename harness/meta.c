@@ -50,6 +50,14 @@ static void git_facts(struct bench_host *h)
 	/* the path goes through the environment so that no quoting of it is needed */
 	setenv("SCHEDBED_SRCDIR", SB_SRCDIR, 1);
 	first_line("git -C \"$SCHEDBED_SRCDIR\" rev-parse HEAD 2>/dev/null", h->git_sha, sizeof h->git_sha, &any);
+	/* No git here (a machine the programs were carried to: scripts/carry.sh): the commit the
+	 * carried programs were built from, which carry.sh recorded when it packed them */
+	const char *sha = getenv("SCHEDBED_SOURCE_SHA"), *dirty = getenv("SCHEDBED_SOURCE_DIRTY");
+	if (!h->git_sha[0] && sha && *sha) {
+		snprintf(h->git_sha, sizeof h->git_sha, "%s", sha);
+		h->git_dirty = !dirty || strcmp(dirty, "0") != 0;
+		return;
+	}
 	if (!h->git_sha[0]) {
 		snprintf(h->git_sha, sizeof h->git_sha, "unknown");
 		h->git_dirty = -1;

@@ -85,9 +85,13 @@ def tree_state(tree=TREE):
         st = subprocess.run(["git", "--no-optional-locks", "-C", tree, "status", "--porcelain"],
                             capture_output=True, text=True)
     except OSError:
-        return None, []
-    if head.returncode != 0 or st.returncode != 0:
-        return None, []
+        head = st = None
+    if head is None or head.returncode != 0 or st.returncode != 0:
+        # no git here: programs carried from a checkout name the commit they were built from
+        # (scripts/carry.sh), and a carried tree is clean only if it was packed clean
+        sha = os.environ.get("SCHEDBED_SOURCE_SHA")
+        return (sha, [] if os.environ.get("SCHEDBED_SOURCE_DIRTY") == "0" else ["(packed from a dirty tree)"]) \
+            if sha else (None, [])
     return head.stdout.strip(), [ln[3:] for ln in st.stdout.splitlines() if ln.strip()]
 
 

@@ -15,6 +15,7 @@ import argparse
 import csv
 import json
 import os
+import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -106,12 +107,39 @@ def test_slice_end_to_end(tmp):
     assert "MIXED MACHINES" in out
 
 
+def test_carried_programs_name_their_commit(tmp):
+    """Where git is missing (programs carried to another machine), schedbed's meta.json and the
+    sweep runner take the commit carry.sh recorded, clean or dirty as it was packed; with no record
+    the result says its commit is unknown, and the runner refuses it."""
+    carry = os.path.join(tmp, "carry")
+    os.makedirs(os.path.join(carry, "lib"))
+    for dirty in ("0", "1"):
+        with open(os.path.join(carry, "SOURCE"), "w") as f:
+            f.write(f"SCHEDBED_SOURCE_SHA=0123456789abcdef0123456789abcdef01234567\nSCHEDBED_SOURCE_DIRTY={dirty}\n")
+        out = os.path.join(tmp, "run" + dirty)
+        p = subprocess.run([os.path.join(ROOT, "scripts", "carry.sh"), "run", carry, "/usr/bin/env", "PATH=/nonexistent",
+                            SCHEDBED, "run", "--policy", "serial", "--workload", "tiny", "--threads", "1", "--jobs", "20",
+                            "-q", "-o", out], capture_output=True, text=True, timeout=60)
+        assert p.returncode == 0, p.stderr
+        git = json.load(open(os.path.join(out, "meta.json")))["git"]
+        assert git == {"sha": "0123456789abcdef0123456789abcdef01234567", "dirty": dirty == "1"}, git
+        probe = ("import sys; sys.path.insert(0, 'scripts'); import sweep; print(sweep.tree_state('/nonexistent-tree'))")
+        p = subprocess.run([os.path.join(ROOT, "scripts", "carry.sh"), "run", carry, "/usr/bin/python3", "-c", probe],
+                           capture_output=True, text=True, timeout=60, cwd=ROOT)
+        assert p.returncode == 0 and "0123456789abcdef" in p.stdout and ("[]" in p.stdout) == (dirty == "0"), p.stdout
+    out = os.path.join(tmp, "bare")
+    subprocess.run(["/usr/bin/env", "PATH=/nonexistent", SCHEDBED, "run", "--policy", "serial", "--workload", "tiny",
+                    "--threads", "1", "--jobs", "20", "-q", "-o", out], capture_output=True, timeout=60, check=True)
+    assert json.load(open(os.path.join(out, "meta.json")))["git"]["sha"] == "unknown"
+
+
 def main():
     global SCHEDBED
     ap = argparse.ArgumentParser()
     ap.add_argument("--schedbed", default=SCHEDBED)
     SCHEDBED = os.path.abspath(ap.parse_args().schedbed)
-    return run_tests([test_every_cell_is_in_the_manifest, test_bad_input_names_the_choices, test_slice_end_to_end],
+    return run_tests([test_every_cell_is_in_the_manifest, test_bad_input_names_the_choices, test_slice_end_to_end,
+                      test_carried_programs_name_their_commit],
                      "scale sweep (scripts/scale.py):")
 
 
