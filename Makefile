@@ -229,11 +229,13 @@ sim-test: deps $(B)/release/schedbed
 # ---- configuration fuzz (scripts/fuzz.py) ----
 FUZZ_COUNT ?= 500
 FUZZ_SEED ?= 1
-## fuzz        random valid configurations from schedbed list, with and without --check and --chaos: [FUZZ_COUNT=500] [FUZZ_SEED=1]; failures as repro commands in results/fuzz-failures.txt
+FUZZ_THREADS ?= 4
+## fuzz        random valid configurations from schedbed list, with and without --check and --chaos: [FUZZ_COUNT=500] [FUZZ_SEED=1]
+##             [FUZZ_THREADS=4: most workers drawn; 32 on a 16-core machine]; failures as repro commands in results/fuzz-failures.txt
 fuzz: deps $(B)/release/schedbed
 	@mkdir -p results
 	$(PYTHON) scripts/fuzz.py --schedbed $(B)/release/schedbed --count $(FUZZ_COUNT) --seed $(FUZZ_SEED) \
-		--failures results/fuzz-failures.txt
+		--max-threads $(FUZZ_THREADS) --failures results/fuzz-failures.txt
 
 ## fuzz-slice  a fixed-seed slice of the fuzz, under a minute (part of make test)
 fuzz-slice: deps $(B)/release/schedbed

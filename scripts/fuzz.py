@@ -7,7 +7,8 @@ policy and a workload, sets a random subset of the core's, the policy's and the 
 parameters to values inside their listed ranges, and runs briefly, with or without --check and
 --chaos. Sizes and times are bounded so that a run stays small: counts at most SIZE_CAP, costs
 in ns at most NS_CAP, times in us at most US_CAP, powers of two at most 2^LOG2_CAP, threads at
-most 4.
+most --max-threads (4; more where the machine has the cores: the bugs that need many workers
+racing need them running at once).
 
 A run passes when it exits 0, or 3 (overloaded: its pending jobs outlasted the drain time and
 were cancelled, which is the run ending as it should); a run refused at start because two
@@ -56,9 +57,9 @@ def listing(schedbed):
     return params
 
 
-def cap_for(name, hi):
+def cap_for(name, hi, max_threads):
     if name == "thread_count":
-        return min(hi, 4)
+        return min(hi, max_threads)
     if name.endswith("_log2"):
         return min(hi, LOG2_CAP)
     if name.endswith("_ns"):
@@ -82,13 +83,13 @@ def draw_number(rng, lo, top, integer):
     return min(top, max(lo, int(round(v)))) if integer else v
 
 
-def draw_value(rng, p):
+def draw_value(rng, p, max_threads):
     if p["name"] == "topology":
         return rng.choice(TOPOLOGIES)
     t = p["type"]
     if t == "int":
         lo = int(p["min"])
-        return str(draw_number(rng, lo, max(lo, cap_for(p["name"], int(p["max"]))), True))
+        return str(draw_number(rng, lo, max(lo, cap_for(p["name"], int(p["max"]), max_threads)), True))
     if t == "double":
         lo = float(p["min"])
         return repr(draw_number(rng, lo, max(lo, min(float(p["max"]), DOUBLE_CAP)), False))
@@ -109,7 +110,7 @@ def draw(rng, params, policies, workloads, args):
         cmd += ["--chaos", str(rng.randrange(1, 1 << 31))]
     threads = rng.random() < 0.5
     if threads:
-        cmd += ["--threads", str(rng.randint(1, 4))]
+        cmd += ["--threads", str(rng.randint(1, args.max_threads))]
     for p in params:
         scope = p["scope"]
         if scope == "run" or (scope.split(":")[0], p["name"]) in SKIP:
@@ -122,7 +123,7 @@ def draw(rng, params, policies, workloads, args):
             continue
         if rng.random() < args.share:
             prefix = scope.split(":")[0]
-            cmd += ["--set", "%s.%s=%s" % (prefix, p["name"], draw_value(rng, p))]
+            cmd += ["--set", "%s.%s=%s" % (prefix, p["name"], draw_value(rng, p, args.max_threads))]
     return cmd
 
 
@@ -166,6 +167,7 @@ def main():
     ap.add_argument("--duration", type=float, default=0.5, help="longest measurement window, s")
     ap.add_argument("--drain", type=float, default=1.0, help="drain time given to every run, s")
     ap.add_argument("--margin", type=float, default=20.0, help="s past warm-up + duration + drain that make a hang")
+    ap.add_argument("--max-threads", type=int, default=4, help="most worker threads a configuration draws")
     ap.add_argument("--share", type=float, default=0.3, help="chance that each parameter is drawn")
     ap.add_argument("--failures", default=None, help="append each failing command here, one a line")
     args = ap.parse_args()
