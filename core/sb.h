@@ -164,6 +164,7 @@ enum sb_job_flags {
  * from sb_job_submit() to the end of teardown. Drop yours with sb_job_put().
  */
 struct sb_job {
+	/* --- read by every task of the job (task_take, sb_run), written once or rarely --- */
 	uint64_t id;
 	unsigned cls;
 	int work_level;
@@ -174,27 +175,32 @@ struct sb_job {
 	int priority;
 	unsigned concurrency;
 	bool force_stealing;
+	bool run_inline;         /* set by a policy's job_start: the submitting thread runs the job
+	                            to completion inside sb_job_submit */
 	struct sb_rt *rt;
 
 	/* times in ns (sb_now_ns); t_end and end_thread are valid once SB_JF_DONE is seen */
 	uint64_t t_submit;
 	uint64_t t_arrival;
 	_Atomic uint64_t t_start;
-	uint64_t t_end;
-	int end_thread;          /* worker index that ran the teardown, or -1 for other threads */
 
 	/* policy private: hybrid keeps the job's mode here, priority its subtask queue */
 	_Atomic uint64_t pword;
 	void *pdata;
 
 	/* core private */
+	_Atomic uint32_t SB_CORE_OWNED(flags); /* enum sb_job_flags: read by every task (cancelled?) */
+	/* The count below is written by every thread that runs the job's tasks (token batches,
+	 * flushes when a worker runs dry); on the line of the fields above, each of those writes would
+	 * cost every other worker a miss on its next task. A gap of a whole line keeps them apart
+	 * wherever the allocator puts the job. */
+	char SB_CORE_OWNED(gap)[64];
 	_Atomic int64_t SB_CORE_OWNED(count); /* live tasks + tokens cached by threads + holds; 0 = finished */
-	_Atomic uint32_t SB_CORE_OWNED(flags); /* enum sb_job_flags */
 	_Atomic uint32_t SB_CORE_OWNED(refs);
 	_Atomic uint32_t SB_CORE_OWNED(nr_teardown_runs); /* check mode: must end at exactly 1 */
 	bool SB_CORE_OWNED(holds_txn_lock); /* hybrid serial job: the txn lock is released after teardown */
-	bool run_inline;         /* set by a policy's job_start: the submitting thread runs the job
-	                            to completion inside sb_job_submit */
+	uint64_t t_end;
+	int end_thread;          /* worker index that ran the teardown, or -1 for other threads */
 };
 
 /* ------------------------------------------------------------------------------------------ */
