@@ -180,13 +180,14 @@ def _share(col):
 
 
 # Why a curve bends, per run (medians per cell): the mean wake-up latency (a waker's claim to the
-# sleeper running), the workers' time in steal sweeps, and waits for the core's shared locks.
+# sleeper running), the workers' time in steal sweeps, waits for the core's locks, peak memory.
 DIAGNOSTICS = {
     "wake_us": lambda r: (r["counters.window.wake_ns"] / r["counters.window.woken"] / 1e3
                           if r.get("counters.window.woken") and r.get("counters.window.wake_ns") is not None else None),
     "sweep_share": _share("sweep_ns"),
     "lock_wait_share": _share("lock_wait_ns"),
     "suspended_share": _share("suspended_ns"),
+    "rss_mib": lambda r: r["cpu.peak_rss_kib"] / 1024 if r.get("cpu.peak_rss_kib") else None,  # FIFO's frontier
 }
 
 
