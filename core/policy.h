@@ -42,6 +42,8 @@ struct sb_idle {
 	bool stay_awake;         /* do not suspend; call idle again (e.g. the distributor) */
 	bool suspend_now;        /* suspend without the remaining empty rounds: this worker may take
 				  * nothing for now (global's workers beyond a lowered thread count) */
+	bool yield;              /* with stay_awake: give the CPU away before the next round, for a
+				  * waiter whose progress needs another thread to run (a lock holder) */
 	uint64_t max_suspend_us; /* cap on the next suspension; 0 = the runtime's timeout */
 };
 
@@ -113,7 +115,7 @@ struct sb_policy_ops {
 	 * Worker `self` found nothing in pop and steal. The policy may move work between workers
 	 * (task distribution mode), return a task for `self`, and say whether `self` may suspend
 	 * (fill *out; it arrives with wake = -1, stay_awake = false, suspend_now = false,
-	 * max_suspend_us = 0). NULL: the core's idle path alone.
+	 * yield = false, max_suspend_us = 0). NULL: the core's idle path alone.
 	 */
 	struct sb_task *(*idle)(void *state, unsigned self, struct sb_idle *out);
 

@@ -36,6 +36,7 @@ const char *const sb_counter_names[SB_NR_COUNTERS] = {
 	[SB_C_SWEEP_NS] = "sweep_ns",
 	[SB_C_LOCK_WAITS] = "lock_waits",
 	[SB_C_LOCK_NS] = "lock_wait_ns",
+	[SB_C_IDLE_YIELD] = "idle_yields",
 };
 
 /* What each counter counts, for `schedbed outputs` (workers.csv columns, summary.json counters). */
@@ -66,6 +67,8 @@ const char *const sb_counter_help[SB_NR_COUNTERS] = {
 	[SB_C_SWEEP_NS] = "ns inside steal sweeps, found something or not (workers only)",
 	[SB_C_LOCK_WAITS] = "times this thread found one of the core's shared locks (task depot, queue segment pool) taken",
 	[SB_C_LOCK_NS] = "ns this thread waited for those locks",
+	[SB_C_IDLE_YIELD] = "times the worker, out of work, gave its CPU away because the policy said its wait needs another "
+			    "thread to run (global's claim-lock waiters; workers only)",
 };
 
 unsigned sb_hist_bucket(uint64_t v)

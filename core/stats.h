@@ -44,6 +44,7 @@ enum sb_counter {
 	SB_C_SWEEP_NS,     /* worker: time inside steal sweeps */
 	SB_C_LOCK_WAITS,   /* the core's shared locks (task depot, queue segments) found taken */
 	SB_C_LOCK_NS,      /* ... and the time spent waiting for them */
+	SB_C_IDLE_YIELD,   /* worker: CPU given away between idle rounds on the policy's word (sb_idle.yield) */
 	SB_NR_COUNTERS
 };
 

@@ -192,7 +192,12 @@ void *sb_worker_main(void *arg)
 			continue;
 		}
 		polling_wait(w, &rt->cfg);
-		sb_cpu_relax();
+		if (io.yield) {
+			sb_count(tc, SB_C_IDLE_YIELD, 1);
+			sb_exec_yield();
+		} else {
+			sb_cpu_relax();
+		}
 		if (rt->cfg.busy_worker || io.stay_awake)
 			continue;
 		/* suspend_now: as with worker_try_count 0, which the wake protocol allows for any worker */

@@ -432,8 +432,11 @@ static struct sb_task *global_idle(void *st, unsigned self, struct sb_idle *out)
 			return NULL;
 		}
 	}
+	/* Quartz's threads wait on the row lock asleep in the database, not on a core: a waiter
+	 * that kept its core would starve the holder whenever threads outnumber cores (24 workers on
+	 * 2 cores took 81 s to drop 1,056 cancelled tasks), so it yields between tries */
 	if (g->p.claim_lock_ns && global_queued(g, -1))
-		out->stay_awake = true;
+		out->stay_awake = out->yield = true;
 	return NULL;
 }
 
