@@ -14,6 +14,7 @@
 #include <stdatomic.h>
 
 #include "exec.h"
+#include "helper.h"
 #include "policy.h"
 #include "queue.h"
 #include "stats.h"
@@ -172,17 +173,13 @@ struct sb_rt {
 	/* transactions */
 	struct cds_lfht *txns;
 
-	/* conditional tasks: the watcher thread */
+	/* conditional tasks: the watcher thread, kicked on each conditional push */
 	struct sb_mpsc cond_q;
-	_Atomic uint32_t cond_seq; /* futex word: bumped on each conditional push */
-	struct sb_xthread watcher;
+	struct sb_helper watcher;
 	struct sb_thread *watcher_tc;
-	bool watcher_started;
 
 	/* monitor: cooperative preemption and the stall watchdog */
-	struct sb_xthread monitor;
-	bool monitor_started;
-	_Atomic uint32_t monitor_seq;
+	struct sb_helper monitor;
 	_Atomic(const char *const *) class_names; /* for the watchdog's messages; NULL: "class N" */
 
 	/* recording window (ns); jobs submitted inside it are recorded */
