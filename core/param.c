@@ -203,6 +203,85 @@ int sb_param_set(const struct sb_param *tbl, void *obj, const char *name, const 
 	return -EINVAL;
 }
 
+/* The scope a prefixed name names ("policy.x" -> the policy's), or NULL after writing why. */
+static const struct sb_param_scope *by_prefix(const struct sb_param_scope *sc, size_t n, const char *name,
+					      size_t plen, char *err, size_t errlen)
+{
+	for (size_t i = 0; i < n; i++)
+		if (strlen(sc[i].prefix) == plen && strncmp(name, sc[i].prefix, plen) == 0) {
+			if (!sc[i].tbl) {
+				snprintf(err, errlen, "%s has no parameters", sc[i].label);
+				return NULL;
+			}
+			return &sc[i];
+		}
+	size_t used = (size_t)snprintf(err, errlen, "unknown prefix '%.*s'; valid prefixes are", (int)plen, name);
+	for (size_t i = 0; i < n && used < errlen; i++)
+		used += (size_t)snprintf(err + used, errlen - used, "%s %s.", i ? "," : "", sc[i].prefix);
+	return NULL;
+}
+
+/* "unknown parameter 'x'; valid parameters are: core: a, b; policy hybrid: c" */
+static void unknown(const struct sb_param_scope *sc, size_t n, const char *name, char *err, size_t errlen)
+{
+	size_t used = (size_t)snprintf(err, errlen, "unknown parameter '%s'; valid parameters are: ", name);
+	for (size_t i = 0; i < n && used < errlen; i++) {
+		char names[2048] = "(none)";
+		if (sc[i].tbl)
+			sb_param_names(sc[i].tbl, names, sizeof names);
+		used += (size_t)snprintf(err + used, errlen - used, "%s%s: %s", i ? "; " : "", sc[i].label, names);
+	}
+}
+
+int sb_param_route(const struct sb_param_scope *sc, size_t n, const char *arg, void **stored, char *err,
+		   size_t errlen)
+{
+	const char *eq = strchr(arg, '=');
+	if (!eq || eq == arg) {
+		snprintf(err, errlen, "expected NAME=VALUE, e.g. thread_count=4");
+		return -EINVAL;
+	}
+	char name[256];
+	if ((size_t)(eq - arg) >= sizeof name) {
+		snprintf(err, errlen, "parameter name '%.40s...' is too long", arg);
+		return -EINVAL;
+	}
+	snprintf(name, sizeof name, "%.*s", (int)(eq - arg), arg);
+	const char *value = eq + 1, *pname = name, *dot = strchr(name, '.');
+	const struct sb_param_scope *hit = NULL;
+	if (dot) {
+		if (!(hit = by_prefix(sc, n, name, (size_t)(dot - name), err, errlen)))
+			return -EINVAL;
+		pname = dot + 1;
+	} else {
+		for (size_t i = 0; i < n; i++) {
+			if (!sc[i].tbl || !sb_param_find(sc[i].tbl, name, NULL))
+				continue;
+			if (hit) {
+				snprintf(err, errlen, "parameter '%s' exists in %s and %s; write %s.%s=%s or %s.%s=%s", name,
+					 hit->label, sc[i].label, hit->prefix, name, value, sc[i].prefix, name, value);
+				return -EINVAL;
+			}
+			hit = &sc[i];
+		}
+		if (!hit) {
+			unknown(sc, n, name, err, errlen);
+			return -ENOENT;
+		}
+	}
+	char why[2048];
+	int r = sb_param_set(hit->tbl, hit->obj, pname, value, why, sizeof why);
+	if (r) {
+		snprintf(err, errlen, "%s: %s", hit->label, why);
+		return r;
+	}
+	size_t off = 0;
+	sb_param_find(hit->tbl, pname, &off);
+	if (stored)
+		*stored = field(hit->obj, off);
+	return 0;
+}
+
 static void print_one(const struct sb_param *p, FILE *f, const char *indent)
 {
 	char range[512];
