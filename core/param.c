@@ -282,6 +282,87 @@ int sb_param_route(const struct sb_param_scope *sc, size_t n, const char *arg, v
 	return 0;
 }
 
+/* Bytes a parameter's field takes in its block. */
+static size_t field_size(enum sb_param_type t)
+{
+	switch (t) {
+	case SB_P_INT: return sizeof(int64_t);
+	case SB_P_BOOL: return sizeof(bool);
+	case SB_P_ENUM: return sizeof(int);
+	case SB_P_DOUBLE: return sizeof(double);
+	case SB_P_STR: return sizeof(const char *);
+	default: return 0;
+	}
+}
+
+/* One entry's own checks (not its name's uniqueness). */
+static bool entry_ok(const struct sb_param *p, size_t base, size_t size, char *err, size_t errlen)
+{
+	size_t nch = 0;
+	if (p->type == SB_P_ENUM)
+		for (; p->choices && p->choices[nch]; nch++)
+			;
+	if (!p->name || !*p->name)
+		snprintf(err, errlen, "an entry at offset %zu has no name", base + p->offset);
+	else if (p->type > SB_P_INCLUDE)
+		snprintf(err, errlen, "parameter '%s' has no valid type", p->name);
+	else if (p->type == SB_P_INCLUDE && !p->include)
+		snprintf(err, errlen, "parameter '%s' includes no table", p->name);
+	else if (base + p->offset + field_size(p->type) > size)
+		snprintf(err, errlen, "parameter '%s' lies outside its %zu-byte block", p->name, size);
+	else if ((p->type == SB_P_INT || p->type == SB_P_BOOL) && !(p->min <= p->def && p->def <= p->max))
+		snprintf(err, errlen, "parameter '%s': default %lld is outside %lld..%lld", p->name, (long long)p->def,
+			 (long long)p->min, (long long)p->max);
+	else if (p->type == SB_P_DOUBLE && !(p->dmin <= p->ddef && p->ddef <= p->dmax))
+		snprintf(err, errlen, "parameter '%s': default %g is outside %g..%g", p->name, p->ddef, p->dmin, p->dmax);
+	else if (p->type == SB_P_ENUM && (p->def < 0 || (size_t)p->def >= nch))
+		snprintf(err, errlen, "parameter '%s': default choice %lld is not one of its %zu choices", p->name,
+			 (long long)p->def, nch);
+	else
+		return true;
+	return false;
+}
+
+static int check_into(const struct sb_param *top, const struct sb_param *tbl, size_t base, size_t size,
+		      char *err, size_t errlen)
+{
+	for (const struct sb_param *p = tbl; p->type != SB_P_END; p++) {
+		if (!entry_ok(p, base, size, err, errlen))
+			return -EINVAL;
+		if (p->type == SB_P_INCLUDE) {
+			int r = check_into(top, p->include, base + p->offset, size, err, errlen);
+			if (r)
+				return r;
+			continue;
+		}
+		/* sb_param_find returns the first entry of a name: a later one could never be set */
+		size_t off = 0;
+		if (sb_param_find(top, p->name, &off) != p || off != base + p->offset) {
+			snprintf(err, errlen, "parameter '%s' appears twice", p->name);
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
+int sb_param_check(const struct sb_param *tbl, size_t size, char *err, size_t errlen)
+{
+	return tbl ? check_into(tbl, tbl, 0, size, err, errlen) : 0;
+}
+
+int sb_param_check_entry(const char *kind, const char *name, const char *bad, const struct sb_param *tbl,
+			 size_t size, char *err, size_t errlen)
+{
+	char why[512];
+	if (bad)
+		snprintf(err, errlen, "%s %s %s", kind, name && *name ? name : "(no name)", bad);
+	else if (sb_param_check(tbl, size, why, sizeof why))
+		snprintf(err, errlen, "%s %s: %s", kind, name, why);
+	else
+		return 0;
+	return -EINVAL;
+}
+
 static void print_one(const struct sb_param *p, FILE *f, const char *indent)
 {
 	char range[512];

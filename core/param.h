@@ -73,6 +73,17 @@ struct sb_param_scope {
  */
 int sb_param_route(const struct sb_param_scope *sc, size_t n, const char *arg, void **stored, char *err,
 		   size_t errlen);
+/*
+ * Check a table: names present and unique (included tables too), defaults inside their ranges,
+ * enum choices present, and every field inside a block of `size` bytes. 0, or -EINVAL with one
+ * line naming the entry.
+ */
+int sb_param_check(const struct sb_param *tbl, size_t size, char *err, size_t errlen);
+/* One registry entry's start-up verdict (the policy and workload registries): `bad`, what is wrong
+ * with the entry (NULL: nothing), else its table's sb_param_check. 0, or -EINVAL with one line
+ * "KIND NAME ...". */
+int sb_param_check_entry(const char *kind, const char *name, const char *bad, const struct sb_param *tbl,
+			 size_t size, char *err, size_t errlen);
 /* Comma-separated names, for "valid parameters are: ..." messages. */
 void sb_param_names(const struct sb_param *tbl, char *buf, size_t len);
 /* One line per parameter: name, type, default, range, help. `indent` prefixes each line.

@@ -135,7 +135,8 @@ struct sb_slab {
 
 struct sb_rt {
 	struct sb_config cfg;
-	const struct sb_policy_ops *ops;
+	const struct sb_policy_ops *ops; /* &ops_own */
+	struct sb_policy_ops ops_own;    /* the policy's table, the core's defaults filled in */
 	void *pstate;
 	void *pparams;
 
@@ -251,6 +252,7 @@ void sb_check_sticky_leave(struct sb_thread *tc, struct sb_txn *x);
 void sb_check_doomed(struct sb_thread *tc, struct sb_task *t);
 
 /* policy.c: the only callers of rt->ops */
+void sb_policy_bind(struct sb_rt *rt, const struct sb_policy_ops *ops); /* rt->ops, with defaults */
 int sb_policy_create(struct sb_rt *rt, const void *params, char *err, size_t errlen);
 void sb_policy_destroy(struct sb_rt *rt);
 int sb_policy_submit(struct sb_thread *tc, struct sb_task *t, bool wrapped); /* wrapped: chaos on */

@@ -1,7 +1,7 @@
 /*
  * param.c - parameter tables (core/param.c): routing a `name=value` to the one table that has
- * the name, and the tests' own settings going through the same routing (a misspelt name fails
- * the test instead of running it with the default).
+ * the name, the tests' own settings going through the same routing (a misspelt name fails the
+ * test instead of running it with the default), and the start-up check of a table.
  */
 #include "../common.h"
 
@@ -83,4 +83,42 @@ Test(param, a_misspelt_setting_fails_the_test)
 	cr_assert_eq(*(int64_t *)((char *)pp + off), 20);
 	cr_assert_eq(cfg.thread_count, 3);
 	free(pp);
+}
+
+Test(param, the_check_refuses_a_malformed_table)
+{
+	char err[512];
+	cr_assert_eq(sb_param_check(good, sizeof(struct blk), err, sizeof err), 0, "%s", err);
+	cr_assert_eq(sb_param_check(NULL, 0, err, sizeof err), 0, "no table is a valid table");
+	static const struct sb_param twice[] = { SB_PARAM_INT(struct blk, n, 3, 0, 10, ""),
+						 { .name = "n", .type = SB_P_BOOL, .offset = offsetof(struct blk, b), .max = 1 },
+						 SB_PARAM_END };
+	static const struct sb_param def_out[] = { SB_PARAM_INT(struct blk, n, 11, 0, 10, ""), SB_PARAM_END };
+	static const struct sb_param ddef_out[] = { SB_PARAM_DOUBLE(struct blk, d, 2, 0, 1, ""), SB_PARAM_END };
+	static const struct sb_param enum_out[] = { SB_PARAM_ENUM(struct blk, e, 3, abc, ""), SB_PARAM_END };
+	static const struct sb_param no_choices[] = { SB_PARAM_ENUM(struct blk, e, 0, NULL, ""), SB_PARAM_END };
+	static const struct sb_param nameless[] = { { .type = SB_P_INT, .max = 1 }, SB_PARAM_END };
+	static const struct sb_param inc[] = { SB_PARAM_INCLUDE(struct blk, n, good), SB_PARAM_END };
+	static const struct sb_param inc_twice[] = { SB_PARAM_INCLUDE(struct blk, n, good),
+						     { .name = "d", .type = SB_P_INT, .offset = 0, .max = 1 }, SB_PARAM_END };
+	const struct {
+		const struct sb_param *tbl;
+		size_t size;
+		const char *says;
+	} bad[] = {
+		{ twice, sizeof(struct blk), "parameter 'n' appears twice" },
+		{ def_out, sizeof(struct blk), "parameter 'n': default 11 is outside 0..10" },
+		{ ddef_out, sizeof(struct blk), "parameter 'd': default 2 is outside 0..1" },
+		{ enum_out, sizeof(struct blk), "parameter 'e': default choice 3 is not one of its 3 choices" },
+		{ no_choices, sizeof(struct blk), "parameter 'e': default choice 0 is not one of its 0 choices" },
+		{ nameless, sizeof(struct blk), "has no name" },
+		{ good, sizeof(int64_t), "parameter 'b' lies outside its 8-byte block" },
+		{ inc, sizeof(struct blk) - 1, "parameter 'd' lies outside" },
+		{ inc_twice, sizeof(struct blk), "parameter 'd' appears twice" },
+	};
+	for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+		err[0] = 0;
+		cr_expect_eq(sb_param_check(bad[i].tbl, bad[i].size, err, sizeof err), -EINVAL, "case %zu accepted", i);
+		cr_expect(strstr(err, bad[i].says), "case %zu: '%s' does not say '%s'", i, err, bad[i].says);
+	}
 }
