@@ -13,8 +13,10 @@
  * sb_place, the producer path idle.pml checks) involves no wake-up of the watcher.
  *
  * Options: TIMEOUTS (the 100 ms bound of the watcher's futex wait); BROKEN_SEQ_AFTER_DRAIN
- * (the watcher reads cond_seq after draining instead of before) and BROKEN_BUMP_BEFORE_LINK
- * (a producer bumps cond_seq inside its push window) must be refuted.
+ * (the watcher reads cond_seq after draining instead of before), BROKEN_BUMP_BEFORE_LINK
+ * (a producer bumps cond_seq inside its push window) and BROKEN_STOP_BEFORE_SNAPSHOT (the stop
+ * flag read before the snapshot: a stop in between is lost to a wait without timeout) must be
+ * refuted.
  */
 
 #define N         1        /* no workers here; sched.pml's worker words stay unused */
@@ -51,6 +53,13 @@ active proctype watcher()
 	byte seq, got, pend;
 	do
 	:: true ->
+#ifdef BROKEN_STOP_BEFORE_SNAPSHOT
+		if
+		:: stopping -> break
+		:: else -> skip
+		fi;
+		seq = cond_seq;
+#else
 #ifndef BROKEN_SEQ_AFTER_DRAIN
 		seq = cond_seq;              /* sb_helper_next: the acquire load of seq, */
 #endif
@@ -58,6 +67,7 @@ active proctype watcher()
 		:: stopping -> break         /* then the stop flag */
 		:: else -> skip
 		fi;
+#endif
 		/* while ((t = sb_mpsc_pop(&rt->cond_q))) sb_list_push(&pending, t); */
 		do
 		:: q_take(CONDQ, got);
