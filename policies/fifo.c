@@ -8,7 +8,7 @@
  *
  * Invariants. FIFO in claim order.
  *
- * Limits. Every push and pop meets on one queue, so it is the first to stop scaling.
+ * Limits. Every push and every pop of every thread meets on the one queue.
  */
 #include <stdlib.h>
 

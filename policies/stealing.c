@@ -12,7 +12,8 @@
  * successful victim; the stolen task runs at once.
  *
  * Invariants. Those of the family's base (ws.c): a sticky task is only ever in the sticky queue
- * of its transaction's bound worker, and is never stolen.
+ * of its transaction's bound worker; nothing is stolen from sticky queues; every task is in
+ * exactly one queue.
  *
  * Limits. The sweep in jogasaki skips the last victim itself, this one visits it last.
  */
