@@ -298,7 +298,5 @@ struct sb_task *sb_suspend(struct sb_worker *w, bool *after_suspend, bool *stole
 void sb_watcher_push(struct sb_rt *rt, struct sb_task *t)
 {
 	sb_mpsc_push(&rt->cond_q, t);
-	/* release: the push is visible to a watcher that sees the new sequence (eventcount) */
-	atomic_fetch_add_explicit(&rt->cond_seq, 1, memory_order_release);
-	sb_exec_unpark(&rt->cond_seq, 1);
+	sb_helper_kick(&rt->watcher); /* the push is visible to the watcher's next snapshot */
 }

@@ -357,9 +357,9 @@ static void *monitor_main(void *arg)
 	uint64_t now = sb_now_ns();
 	for (unsigned i = 0; i < rt->n; i++)
 		m[i].since = now;
-	while (!atomic_load_explicit(&rt->stopping, memory_order_relaxed)) {
-		uint32_t seq = atomic_load_explicit(&rt->monitor_seq, memory_order_relaxed);
-		sb_exec_park(&rt->monitor_seq, seq, period);
+	uint32_t seq;
+	while (sb_helper_next(&rt->monitor, &seq)) {
+		sb_helper_wait(&rt->monitor, seq, period); /* only the stop kicks it */
 		now = sb_now_ns();
 		uint64_t total = 0;
 		bool resting = false;
@@ -423,22 +423,10 @@ int sb_monitor_start(struct sb_rt *rt, char *err, size_t errlen)
 {
 	if (!rt->cfg.preempt_threshold && !rt->cfg.stall_limit)
 		return 0;
-	int e = sb_exec_thread_start(&rt->monitor, "monitor", monitor_main, rt);
-	if (e) {
-		snprintf(err, errlen, "cannot create the monitor thread: %s", strerror(-e));
-		return e;
-	}
-	rt->monitor_started = true;
-	return 0;
+	return sb_helper_start(&rt->monitor, "monitor", monitor_main, rt, err, errlen);
 }
 
 void sb_monitor_stop(struct sb_rt *rt)
 {
-	if (!rt->monitor_started)
-		return;
-	atomic_store_explicit(&rt->stopping, true, memory_order_relaxed);
-	atomic_fetch_add_explicit(&rt->monitor_seq, 1, memory_order_relaxed);
-	sb_exec_unpark(&rt->monitor_seq, 1);
-	sb_exec_thread_join(&rt->monitor);
-	rt->monitor_started = false;
+	sb_helper_stop(&rt->monitor);
 }

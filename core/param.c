@@ -203,6 +203,166 @@ int sb_param_set(const struct sb_param *tbl, void *obj, const char *name, const 
 	return -EINVAL;
 }
 
+/* The scope a prefixed name names ("policy.x" -> the policy's), or NULL after writing why. */
+static const struct sb_param_scope *by_prefix(const struct sb_param_scope *sc, size_t n, const char *name,
+					      size_t plen, char *err, size_t errlen)
+{
+	for (size_t i = 0; i < n; i++)
+		if (strlen(sc[i].prefix) == plen && strncmp(name, sc[i].prefix, plen) == 0) {
+			if (!sc[i].tbl) {
+				snprintf(err, errlen, "%s has no parameters", sc[i].label);
+				return NULL;
+			}
+			return &sc[i];
+		}
+	size_t used = (size_t)snprintf(err, errlen, "unknown prefix '%.*s'; valid prefixes are", (int)plen, name);
+	for (size_t i = 0; i < n && used < errlen; i++)
+		used += (size_t)snprintf(err + used, errlen - used, "%s %s.", i ? "," : "", sc[i].prefix);
+	return NULL;
+}
+
+/* "unknown parameter 'x'; valid parameters are: core: a, b; policy hybrid: c" */
+static void unknown(const struct sb_param_scope *sc, size_t n, const char *name, char *err, size_t errlen)
+{
+	size_t used = (size_t)snprintf(err, errlen, "unknown parameter '%s'; valid parameters are: ", name);
+	for (size_t i = 0; i < n && used < errlen; i++) {
+		char names[2048] = "(none)";
+		if (sc[i].tbl)
+			sb_param_names(sc[i].tbl, names, sizeof names);
+		used += (size_t)snprintf(err + used, errlen - used, "%s%s: %s", i ? "; " : "", sc[i].label, names);
+	}
+}
+
+int sb_param_route(const struct sb_param_scope *sc, size_t n, const char *arg, void **stored, char *err,
+		   size_t errlen)
+{
+	const char *eq = strchr(arg, '=');
+	if (!eq || eq == arg) {
+		snprintf(err, errlen, "expected NAME=VALUE, e.g. thread_count=4");
+		return -EINVAL;
+	}
+	char name[256];
+	if ((size_t)(eq - arg) >= sizeof name) {
+		snprintf(err, errlen, "parameter name '%.40s...' is too long", arg);
+		return -EINVAL;
+	}
+	snprintf(name, sizeof name, "%.*s", (int)(eq - arg), arg);
+	const char *value = eq + 1, *pname = name, *dot = strchr(name, '.');
+	const struct sb_param_scope *hit = NULL;
+	if (dot) {
+		if (!(hit = by_prefix(sc, n, name, (size_t)(dot - name), err, errlen)))
+			return -EINVAL;
+		pname = dot + 1;
+	} else {
+		for (size_t i = 0; i < n; i++) {
+			if (!sc[i].tbl || !sb_param_find(sc[i].tbl, name, NULL))
+				continue;
+			if (hit) {
+				snprintf(err, errlen, "parameter '%s' exists in %s and %s; write %s.%s=%s or %s.%s=%s", name,
+					 hit->label, sc[i].label, hit->prefix, name, value, sc[i].prefix, name, value);
+				return -EINVAL;
+			}
+			hit = &sc[i];
+		}
+		if (!hit) {
+			unknown(sc, n, name, err, errlen);
+			return -ENOENT;
+		}
+	}
+	char why[2048];
+	int r = sb_param_set(hit->tbl, hit->obj, pname, value, why, sizeof why);
+	if (r) {
+		snprintf(err, errlen, "%s: %s", hit->label, why);
+		return r;
+	}
+	size_t off = 0;
+	sb_param_find(hit->tbl, pname, &off);
+	if (stored)
+		*stored = field(hit->obj, off);
+	return 0;
+}
+
+/* Bytes a parameter's field takes in its block. */
+static size_t field_size(enum sb_param_type t)
+{
+	switch (t) {
+	case SB_P_INT: return sizeof(int64_t);
+	case SB_P_BOOL: return sizeof(bool);
+	case SB_P_ENUM: return sizeof(int);
+	case SB_P_DOUBLE: return sizeof(double);
+	case SB_P_STR: return sizeof(const char *);
+	default: return 0;
+	}
+}
+
+/* One entry's own checks (not its name's uniqueness). */
+static bool entry_ok(const struct sb_param *p, size_t base, size_t size, char *err, size_t errlen)
+{
+	size_t nch = 0;
+	if (p->type == SB_P_ENUM)
+		for (; p->choices && p->choices[nch]; nch++)
+			;
+	if (!p->name || !*p->name)
+		snprintf(err, errlen, "an entry at offset %zu has no name", base + p->offset);
+	else if (p->type > SB_P_INCLUDE)
+		snprintf(err, errlen, "parameter '%s' has no valid type", p->name);
+	else if (p->type == SB_P_INCLUDE && !p->include)
+		snprintf(err, errlen, "parameter '%s' includes no table", p->name);
+	else if (base + p->offset + field_size(p->type) > size)
+		snprintf(err, errlen, "parameter '%s' lies outside its %zu-byte block", p->name, size);
+	else if ((p->type == SB_P_INT || p->type == SB_P_BOOL) && !(p->min <= p->def && p->def <= p->max))
+		snprintf(err, errlen, "parameter '%s': default %lld is outside %lld..%lld", p->name, (long long)p->def,
+			 (long long)p->min, (long long)p->max);
+	else if (p->type == SB_P_DOUBLE && !(p->dmin <= p->ddef && p->ddef <= p->dmax))
+		snprintf(err, errlen, "parameter '%s': default %g is outside %g..%g", p->name, p->ddef, p->dmin, p->dmax);
+	else if (p->type == SB_P_ENUM && (p->def < 0 || (size_t)p->def >= nch))
+		snprintf(err, errlen, "parameter '%s': default choice %lld is not one of its %zu choices", p->name,
+			 (long long)p->def, nch);
+	else
+		return true;
+	return false;
+}
+
+static int check_into(const struct sb_param *top, const struct sb_param *tbl, size_t base, size_t size,
+		      char *err, size_t errlen)
+{
+	for (const struct sb_param *p = tbl; p->type != SB_P_END; p++) {
+		if (!entry_ok(p, base, size, err, errlen))
+			return -EINVAL;
+		if (p->type == SB_P_INCLUDE) {
+			int r = check_into(top, p->include, base + p->offset, size, err, errlen);
+			if (r)
+				return r;
+			continue;
+		}
+		/* sb_param_find returns the first entry of a name: a later one could never be set */
+		size_t off = 0;
+		if (sb_param_find(top, p->name, &off) != p || off != base + p->offset) {
+			snprintf(err, errlen, "parameter '%s' appears twice", p->name);
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
+int sb_param_check(const struct sb_param *tbl, size_t size, char *err, size_t errlen)
+{
+	return tbl ? check_into(tbl, tbl, 0, size, err, errlen) : 0;
+}
+
+int sb_param_check_entry(const char *kind, const char *name, const char *bad, const struct sb_param *tbl,
+			 size_t size, char *err, size_t errlen)
+{
+	char why[512];
+	if (bad)
+		snprintf(err, errlen, "%s %s %s", kind, name && *name ? name : "(no name)", bad);
+	else if (sb_param_check(tbl, size, why, sizeof why))
+		snprintf(err, errlen, "%s %s: %s", kind, name, why);
+	else
+		return 0;
+	return -EINVAL;
+}
+
 static void print_one(const struct sb_param *p, FILE *f, const char *indent)
 {
 	char range[512];

@@ -56,6 +56,34 @@ const struct sb_param *sb_param_find(const struct sb_param *tbl, const char *nam
  */
 int sb_param_set(const struct sb_param *tbl, void *obj, const char *name, const char *value,
 		 char *err, size_t errlen);
+/* One table a `name=value` may reach (the core's, a policy's, a workload's) and the block it
+ * fills. */
+struct sb_param_scope {
+	const char *prefix;         /* "core": the name may be written core.NAME */
+	const char *label;          /* for messages: "policy hybrid" */
+	const struct sb_param *tbl; /* NULL: no parameters */
+	void *obj;
+};
+/*
+ * Route one `name=value` (or `prefix.name=value`) to the one scope whose table has the name and
+ * set it there: the only place that decides where a setting goes. Returns 0 with *stored (when
+ * stored is not NULL) at the parameter's storage; -ENOENT when no scope has the name (err lists
+ * every scope's parameters); -EINVAL for a setting without '=', an unknown prefix or a name two
+ * scopes have (err says how to write it); or sb_param_set's error, prefixed with the scope.
+ */
+int sb_param_route(const struct sb_param_scope *sc, size_t n, const char *arg, void **stored, char *err,
+		   size_t errlen);
+/*
+ * Check a table: names present and unique (included tables too), defaults inside their ranges,
+ * enum choices present, and every field inside a block of `size` bytes. 0, or -EINVAL with one
+ * line naming the entry.
+ */
+int sb_param_check(const struct sb_param *tbl, size_t size, char *err, size_t errlen);
+/* One registry entry's start-up verdict (the policy and workload registries): `bad`, what is wrong
+ * with the entry (NULL: nothing), else its table's sb_param_check. 0, or -EINVAL with one line
+ * "KIND NAME ...". */
+int sb_param_check_entry(const char *kind, const char *name, const char *bad, const struct sb_param *tbl,
+			 size_t size, char *err, size_t errlen);
 /* Comma-separated names, for "valid parameters are: ..." messages. */
 void sb_param_names(const struct sb_param *tbl, char *buf, size_t len);
 /* One line per parameter: name, type, default, range, help. `indent` prefixes each line.

@@ -63,6 +63,24 @@ static inline struct sb_task *checked(struct sb_rt *rt, struct sb_task *t, unsig
 	return t;
 }
 
+/* The defaults of the optional ops that a caller cannot simply skip (sched_ext's way: a policy
+ * writes only what it decides). The rest are tested for NULL where they are called, on paths
+ * that are not hot. */
+static struct sb_task *default_pop(void *state, unsigned self)
+{
+	(void)state;
+	(void)self;
+	return NULL; /* the policy never queues work for a worker (serial) */
+}
+
+void sb_policy_bind(struct sb_rt *rt, const struct sb_policy_ops *ops)
+{
+	rt->ops_own = *ops;
+	if (!rt->ops_own.pop)
+		rt->ops_own.pop = default_pop;
+	rt->ops = &rt->ops_own;
+}
+
 int sb_policy_create(struct sb_rt *rt, const void *params, char *err, size_t errlen)
 {
 	const struct sb_policy_ops *ops = rt->ops;
@@ -76,6 +94,10 @@ int sb_policy_create(struct sb_rt *rt, const void *params, char *err, size_t err
 			memcpy(rt->pparams, params, ops->params_size);
 		else if (ops->params)
 			sb_param_defaults(ops->params, rt->pparams);
+	}
+	if (!ops->create) {
+		rt->pstate = rt; /* no state of its own: the runtime stands for it (non-NULL: created) */
+		return 0;
 	}
 	int e = ops->create(rt, rt->pparams, &rt->pstate, err, errlen);
 	if (e > 0 || e < -4095) {
@@ -116,7 +138,8 @@ void sb_policy_destroy(struct sb_rt *rt)
 	bool reg = !sb_self;
 	if (reg)
 		sb_exec_rcu_register();
-	rt->ops->destroy(rt->pstate);
+	if (rt->ops->destroy)
+		rt->ops->destroy(rt->pstate);
 	if (reg)
 		sb_exec_rcu_unregister();
 	rt->pstate = NULL;

@@ -18,7 +18,10 @@
  * which operations may run concurrently.
  *
  * Adding a policy: one file in policies/ that defines a `const struct sb_policy_ops`, and one
- * line in policies/registry.c. policies/example.c is the smallest complete one.
+ * line in policies/registry.c; policies/README.md lists them all, and policies/fifo.c is the
+ * smallest complete one. Only submit is required: every other op has a default (sched_ext's
+ * way), so a policy writes only what it decides. The registry is checked at start-up
+ * (sb_policies_check: names, required ops, parameter tables).
  */
 #ifndef SB_POLICY_H
 #define SB_POLICY_H
@@ -61,10 +64,12 @@ struct sb_policy_ops {
 	/*
 	 * Create the policy's state for `rt` (workers exist but have not asked for work yet).
 	 * `params` points at a block laid out by `params` below, already validated. Return 0, or
-	 * -errno with a one-line reason in err. Required. Called once, before any other callback.
+	 * -errno with a one-line reason in err. Called once, before any other callback. NULL: the
+	 * policy keeps no state (its callbacks get the runtime as `state`); then destroy is NULL too.
 	 */
 	int (*create)(struct sb_rt *rt, const void *params, void **state, char *err, size_t errlen);
-	/* Free the state. Every job has finished and every worker has stopped. Required. */
+	/* Free the state. Every job has finished and every worker has stopped. NULL: nothing to
+	 * free (no create). */
 	void (*destroy)(void *state);
 
 	/*
@@ -102,7 +107,8 @@ struct sb_policy_ops {
 	int (*submit)(void *state, struct sb_thread *caller, struct sb_task *t);
 	/*
 	 * What worker `self` runs now from the queues it looks at first (its own, or shared ones).
-	 * Called only by worker `self`. Return NULL when there is nothing. Required.
+	 * Called only by worker `self`. Return NULL when there is nothing. NULL: the policy never
+	 * queues work for a worker (serial: every task runs on the thread that submits it).
 	 */
 	struct sb_task *(*pop)(void *state, unsigned self);
 	/*

@@ -14,6 +14,7 @@
 #include <stdatomic.h>
 
 #include "exec.h"
+#include "helper.h"
 #include "policy.h"
 #include "queue.h"
 #include "stats.h"
@@ -137,7 +138,8 @@ struct sb_slab {
 
 struct sb_rt {
 	struct sb_config cfg;
-	const struct sb_policy_ops *ops;
+	const struct sb_policy_ops *ops; /* &ops_own */
+	struct sb_policy_ops ops_own;    /* the policy's table, the core's defaults filled in */
 	void *pstate;
 	void *pparams;
 
@@ -175,17 +177,13 @@ struct sb_rt {
 	/* transactions */
 	struct cds_lfht *txns;
 
-	/* conditional tasks: the watcher thread */
+	/* conditional tasks: the watcher thread, kicked on each conditional push */
 	struct sb_mpsc cond_q;
-	_Atomic uint32_t cond_seq; /* futex word: bumped on each conditional push */
-	struct sb_xthread watcher;
+	struct sb_helper watcher;
 	struct sb_thread *watcher_tc;
-	bool watcher_started;
 
 	/* monitor: cooperative preemption and the stall watchdog */
-	struct sb_xthread monitor;
-	bool monitor_started;
-	_Atomic uint32_t monitor_seq;
+	struct sb_helper monitor;
 	_Atomic(const char *const *) class_names; /* for the watchdog's messages; NULL: "class N" */
 
 	/* recording window (ns); jobs submitted inside it are recorded */
@@ -257,6 +255,7 @@ void sb_check_sticky_leave(struct sb_thread *tc, struct sb_txn *x);
 void sb_check_doomed(struct sb_thread *tc, struct sb_task *t);
 
 /* policy.c: the only callers of rt->ops */
+void sb_policy_bind(struct sb_rt *rt, const struct sb_policy_ops *ops); /* rt->ops, with defaults */
 int sb_policy_create(struct sb_rt *rt, const void *params, char *err, size_t errlen);
 void sb_policy_destroy(struct sb_rt *rt);
 int sb_policy_submit(struct sb_thread *tc, struct sb_task *t, bool wrapped); /* wrapped: chaos on */

@@ -98,7 +98,7 @@ static struct sb_rt *rt_alloc(const struct sb_config *cfg, const struct sb_polic
 		return NULL;
 	rt->cfg = *cfg;
 	rt->cfg.stall_limit = sb_config_stall_limit(cfg);
-	rt->ops = policy;
+	sb_policy_bind(rt, policy);
 	rt->n = (unsigned)cfg->thread_count;
 	rt->chaos_seed = (uint64_t)cfg->chaos;
 	atomic_init(&rt->slow, (cfg->check ? SB_SLOW_CHECK : 0) | (cfg->trace ? SB_SLOW_TRACE : 0) |

@@ -6,7 +6,7 @@
  * list, runs on its own thread the body of every task whose check now holds (or drops it if
  * its job was cancelled) -- except a sticky one, which goes back to the policy to run where the
  * transaction's other sticky tasks run -- keeps the rest, and sleeps watcher_interval us if anything is left,
- * otherwise until the next arrival (an eventcount on cond_seq: read, drain, wait for a change).
+ * otherwise until the next arrival (helper.h's eventcount: snapshot, drain, wait for a kick).
  *
  * Tasks reach it through sb_watcher_push (idle.c, with the other wake-ups).
  */
@@ -29,9 +29,8 @@ static void *watcher_main(void *arg)
 	sb_self = tc;
 	sb_exec_rcu_register();
 	struct sb_list pending = { 0 };
-	while (!atomic_load_explicit(&rt->stopping, memory_order_relaxed)) {
-		/* acquire: pairs with the release increment in sb_watcher_push */
-		uint32_t seq = atomic_load_explicit(&rt->cond_seq, memory_order_acquire);
+	uint32_t seq;
+	while (sb_helper_next(&rt->watcher, &seq)) {
 		struct sb_task *t;
 		while ((t = sb_mpsc_pop(&rt->cond_q)))
 			sb_list_push(&pending, t);
@@ -55,11 +54,10 @@ static void *watcher_main(void *arg)
 		}
 		sb_drain_serial(tc, SIZE_MAX);
 		sb_tok_flush(tc);
-		if (pending.len) {
+		if (pending.len)
 			sb_exec_sleep_ns((uint64_t)rt->cfg.watcher_interval * 1000);
-		} else if (!atomic_load_explicit(&rt->stopping, memory_order_relaxed)) {
-			sb_exec_park(&rt->cond_seq, seq, 100 * 1000 * 1000);
-		}
+		else
+			sb_helper_wait(&rt->watcher, seq, 100 * 1000 * 1000);
 	}
 	/* Every job has finished before workers stop, so nothing conditional is left; if a failed
 	 * run left some, they are dropped with their slabs. */
@@ -79,22 +77,10 @@ int sb_watcher_start(struct sb_rt *rt, char *err, size_t errlen)
 	sb_thread_init(rt, tc, SB_THREAD_WATCHER, -1);
 	sb_thread_register(rt, tc);
 	rt->watcher_tc = tc;
-	int e = sb_exec_thread_start(&rt->watcher, "watcher", watcher_main, rt);
-	if (e) {
-		snprintf(err, errlen, "cannot create the watcher thread: %s", strerror(-e));
-		return e;
-	}
-	rt->watcher_started = true;
-	return 0;
+	return sb_helper_start(&rt->watcher, "watcher", watcher_main, rt, err, errlen);
 }
 
 void sb_watcher_stop(struct sb_rt *rt)
 {
-	if (!rt->watcher_started)
-		return;
-	atomic_store_explicit(&rt->stopping, true, memory_order_relaxed);
-	atomic_fetch_add_explicit(&rt->cond_seq, 1, memory_order_release);
-	sb_exec_unpark(&rt->cond_seq, 1);
-	sb_exec_thread_join(&rt->watcher);
-	rt->watcher_started = false;
+	sb_helper_stop(&rt->watcher);
 }

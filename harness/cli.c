@@ -141,97 +141,22 @@ struct setting {
 };
 #define SETTING(tg, opt, nm, val) ((struct setting){ .target = (tg), .option = (opt), .name = (nm), .value = (val) })
 
-/* The three tables a --set may reach. */
-struct table {
-	const char *prefix; /* "core", "policy", "workload" */
-	char label[80];     /* "policy hybrid" */
-	const struct sb_param *tbl;
-	void *obj;
-};
-
-static void tables_of(const struct bench_opts *o, struct table t[3])
-{
-	t[0] = (struct table){ .prefix = "core", .tbl = sb_core_params, .obj = (void *)&o->core };
-	snprintf(t[0].label, sizeof t[0].label, "core");
-	t[1] = (struct table){ .prefix = "policy", .tbl = o->policy->params, .obj = o->pparams };
-	snprintf(t[1].label, sizeof t[1].label, "policy %s", o->policy->name);
-	t[2] = (struct table){ .prefix = "workload", .tbl = o->workload->params, .obj = o->wparams };
-	snprintf(t[2].label, sizeof t[2].label, "workload %s", o->workload->name);
-}
-
-static bool has(const struct table *t, const char *name)
-{
-	return t->tbl && sb_param_find(t->tbl, name, NULL);
-}
-
+/* The three tables a --set may reach; core/param.c routes the name to one of them. */
 static int apply_set(struct bench_opts *o, const char *arg, void **field)
 {
-	const char *eq = strchr(arg, '=');
-	if (!eq || eq == arg) {
-		bench_error("--set '%s': expected NAME=VALUE, e.g. --set thread_count=4", arg);
+	char plabel[80], wlabel[80];
+	snprintf(plabel, sizeof plabel, "policy %s", o->policy->name);
+	snprintf(wlabel, sizeof wlabel, "workload %s", o->workload->name);
+	const struct sb_param_scope sc[3] = {
+		{ "core", "core", sb_core_params, &o->core },
+		{ "policy", plabel, o->policy->params, o->pparams },
+		{ "workload", wlabel, o->workload->params, o->wparams },
+	};
+	char err[8192];
+	if (sb_param_route(sc, 3, arg, field, err, sizeof err) != 0) {
+		bench_error("--set %s: %s", arg, err);
 		return -1;
 	}
-	char name[256];
-	if ((size_t)(eq - arg) >= sizeof name) {
-		bench_error("--set: parameter name '%.40s...' is too long", arg);
-		return -1;
-	}
-	snprintf(name, sizeof name, "%.*s", (int)(eq - arg), arg);
-	const char *value = eq + 1;
-
-	struct table t[3];
-	tables_of(o, t);
-	const char *dot = strchr(name, '.');
-	const struct table *hit = NULL;
-	const char *pname = name;
-	if (dot) {
-		for (int i = 0; i < 3; i++)
-			if (strlen(t[i].prefix) == (size_t)(dot - name) && strncmp(name, t[i].prefix, (size_t)(dot - name)) == 0)
-				hit = &t[i];
-		if (!hit) {
-			bench_error("--set %s: unknown prefix '%.*s'; valid prefixes are core., policy., workload.", arg,
-				    (int)(dot - name), name);
-			return -1;
-		}
-		pname = dot + 1;
-		if (!hit->tbl) {
-			bench_error("--set %s: %s has no parameters", arg, hit->label);
-			return -1;
-		}
-	} else {
-		const struct table *found[3];
-		int n = 0;
-		for (int i = 0; i < 3; i++)
-			if (has(&t[i], name))
-				found[n++] = &t[i];
-		if (n == 0) {
-			char names[3][2048];
-			for (int i = 0; i < 3; i++) {
-				if (t[i].tbl)
-					sb_param_names(t[i].tbl, names[i], sizeof names[i]);
-				else
-					snprintf(names[i], sizeof names[i], "(none)");
-			}
-			bench_error("--set %s: unknown parameter '%s'; valid parameters are: %s: %s; %s: %s; %s: %s", arg, name,
-				    t[0].label, names[0], t[1].label, names[1], t[2].label, names[2]);
-			return -1;
-		}
-		if (n > 1) {
-			bench_error("--set %s: parameter '%s' exists in %s and %s; write %s.%s=%s or %s.%s=%s", arg, name,
-				    found[0]->label, found[1]->label, found[0]->prefix, name, value, found[1]->prefix, name,
-				    value);
-			return -1;
-		}
-		hit = found[0];
-	}
-	char err[4096];
-	if (sb_param_set(hit->tbl, hit->obj, pname, value, err, sizeof err) != 0) {
-		bench_error("--set %s: %s: %s", arg, hit->label, err);
-		return -1;
-	}
-	size_t off = 0;
-	sb_param_find(hit->tbl, pname, &off);
-	*field = (char *)hit->obj + off;
 	return 0;
 }
 

@@ -153,6 +153,12 @@ static int run_body(void *arg)
 
 int main(int argc, char **argv)
 {
+	/* A malformed registry entry would misbehave in ways far from its cause: refuse it here. */
+	char err[1024];
+	if (sb_policies_check(sb_policies, err, sizeof err) || sb_workloads_check(sb_workloads, err, sizeof err)) {
+		bench_error("registry: %s", err);
+		return BENCH_EXIT_FAIL;
+	}
 	if (argc < 2) {
 		bench_error("missing command; valid commands are: run, list, outputs, help (see schedbed --help)");
 		return BENCH_EXIT_USAGE;
@@ -178,7 +184,6 @@ int main(int argc, char **argv)
 		if (o.dry_run) {
 			rc = BENCH_EXIT_OK;
 		} else if (strcmp(o.executor, "sim") == 0) {
-			char err[512];
 			const char *names[64];
 			size_t n = 0;
 			for (const struct sb_policy_ops *const *p = sb_policies; *p && n + 1 < sizeof names / sizeof *names; p++)

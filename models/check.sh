@@ -73,6 +73,7 @@ builds=(
 	"watcher-ltl|watcher.pml||ltl|-O0|watcher-all-run:all_run:pass watcher-stops:stops:pass"
 	"watcher-broken-seq-late|watcher.pml|-DBROKEN_SEQ_AFTER_DRAIN|safety|-O0|watcher-broken-seq-late::invalid_end_state"
 	"watcher-broken-bump-early|watcher.pml|-DBROKEN_BUMP_BEFORE_LINK|safety|-O0|watcher-broken-bump-early::invalid_end_state"
+	"watcher-broken-stop-early|watcher.pml|-DBROKEN_STOP_BEFORE_SNAPSHOT|safety|-O0|watcher-broken-stop-early::invalid_end_state"
 	"dist-n2|distribution.pml|-DN=2|safety|-O1|dist-n2::pass"
 	"dist-n2-timeouts|distribution.pml|-DN=2 -DTIMEOUTS|safety|-O1|dist-n2-timeouts::pass"
 	"dist-n2-ltl|distribution.pml|-DN=2|ltl|-O1|dist-n2-stop-ends:stop_ends:pass defect-dist-bounce:all_run:acceptance_cycle"

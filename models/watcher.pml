@@ -1,8 +1,9 @@
 /*
- * watcher.pml - the conditional-task watcher's eventcount (core/watcher.c): producers push to
- * the cond_q MPSC queue and bump cond_seq; the watcher reads cond_seq, drains the queue and
- * sleeps in FUTEX_WAIT only while cond_seq still holds the value it read. Checked for lost
- * wake-ups (every pushed task is run), deadlock and a terminating sb_watcher_stop.
+ * watcher.pml - the conditional-task watcher's eventcount (core/watcher.c over core/helper.h):
+ * producers push to the cond_q MPSC queue and kick the watcher (bump its seq); the watcher takes
+ * a snapshot of seq, then reads its stop flag, drains the queue and sleeps in FUTEX_WAIT only
+ * while seq still holds the snapshot. Checked for lost wake-ups (every pushed task is run),
+ * deadlock and a terminating sb_watcher_stop (the stop is a kick after the flag).
  *
  * Two producers push one conditional task each, at the same time (a request thread and a
  * worker whose task placed one SB_TO_WATCHER), so the second can sit in the mpsc mid-push
@@ -12,8 +13,10 @@
  * sb_place, the producer path idle.pml checks) involves no wake-up of the watcher.
  *
  * Options: TIMEOUTS (the 100 ms bound of the watcher's futex wait); BROKEN_SEQ_AFTER_DRAIN
- * (the watcher reads cond_seq after draining instead of before) and BROKEN_BUMP_BEFORE_LINK
- * (a producer bumps cond_seq inside its push window) must be refuted.
+ * (the watcher reads cond_seq after draining instead of before), BROKEN_BUMP_BEFORE_LINK
+ * (a producer bumps cond_seq inside its push window) and BROKEN_STOP_BEFORE_SNAPSHOT (the stop
+ * flag read before the snapshot: a stop in between is lost to a wait without timeout) must be
+ * refuted.
  */
 
 #define N         1        /* no workers here; sched.pml's worker words stay unused */
@@ -26,8 +29,8 @@
 
 #include "sched.pml"
 
-byte cond_seq;             /* rt->cond_seq, the watcher's futex word */
-bool wwait;                /* the watcher is blocked in FUTEX_WAIT on cond_seq */
+byte cond_seq;             /* rt->watcher.seq, the watcher's futex word */
+bool wwait;                /* the watcher is blocked in FUTEX_WAIT on it */
 bool wexit;                /* watcher_main has returned */
 
 /* sb_watcher_push */
@@ -40,8 +43,8 @@ inline watcher_push(pos)
 	q_publish(CONDQ, pos);
 #else
 	q_publish(CONDQ, pos);               /* the release link prev->next */
-	cond_seq++;                          /* atomic_fetch_add(&rt->cond_seq, 1, release) */
-	wwait = false                        /* sb_futex_wake(&rt->cond_seq, 1) */
+	cond_seq++;                          /* sb_helper_kick: fetch_add(&seq, 1, release) */
+	wwait = false                        /* and FUTEX_WAKE */
 #endif
 }
 
@@ -49,9 +52,21 @@ active proctype watcher()
 {
 	byte seq, got, pend;
 	do
-	:: !stopping ->                      /* while (!atomic_load(&rt->stopping)) */
+	:: true ->
+#ifdef BROKEN_STOP_BEFORE_SNAPSHOT
+		if
+		:: stopping -> break
+		:: else -> skip
+		fi;
+		seq = cond_seq;
+#else
 #ifndef BROKEN_SEQ_AFTER_DRAIN
-		seq = cond_seq;              /* the acquire load of cond_seq */
+		seq = cond_seq;              /* sb_helper_next: the acquire load of seq, */
+#endif
+		if
+		:: stopping -> break         /* then the stop flag */
+		:: else -> skip
+		fi;
 #endif
 		/* while ((t = sb_mpsc_pop(&rt->cond_q))) sb_list_push(&pending, t); */
 		do
@@ -68,25 +83,20 @@ active proctype watcher()
 		done = done + pend;
 		pend = 0;
 		got = 0;
-		/* pending is empty: else if (!stopping) sb_futex_wait(&rt->cond_seq, seq, 100 ms) */
-		if
-		:: !stopping ->
-			atomic {
-				if
-				:: cond_seq == seq -> wwait = true
-				:: else -> skip
-				fi
-			};
+		/* pending is empty: sb_helper_wait(&rt->watcher, seq, 100 ms) */
+		atomic {
 			if
-			:: !wwait -> skip
-#ifdef TIMEOUTS
-			:: atomic { wwait -> wwait = false }
-#endif
+			:: cond_seq == seq -> wwait = true
+			:: else -> skip
 			fi
-		:: else -> skip
+		};
+		if
+		:: !wwait -> skip
+#ifdef TIMEOUTS
+		:: atomic { wwait -> wwait = false }
+#endif
 		fi;
 		seq = 0
-	:: else -> break
 	od;
 	wexit = true
 }
@@ -104,7 +114,7 @@ active proctype request()
 	watcher_push(pos);
 	/* sb_rt_stop waits for the jobs, which need their conditional tasks run */
 	(done == 2);
-	/* sb_watcher_stop: stopping = true, bump cond_seq, FUTEX_WAKE, join */
+	/* sb_helper_stop: stop = true, kick (bump seq, FUTEX_WAKE), join */
 	stopping = true;
 	cond_seq++;
 	wwait = false;

@@ -2,7 +2,7 @@
  * distribution.c - memo 001's task distribution mode ("タスク配布モード") on the work-stealing
  * family, and the memo's idea of a dedicated distribution thread instead of the mode.
  *
- * Algorithm (memo 001, "タスクスケジューリングの流れ" (c)-(f) and "タスク配布モード" (i)-(ii)).
+ * Algorithm. As in memo 001, "タスクスケジューリングの流れ" (c)-(f) and "タスク配布モード" (i)-(ii).
  * A worker (c) pops its own LTQ (ws_pop) and (d) steals from the others (ws_steal, the core's
  * sweep). Finding nothing, it reaches this policy's idle callback: (e) it enters distribution
  * mode if no worker is in it, else (f) it returns and the core deactivates (suspends) it in the
@@ -23,11 +23,12 @@
  * distributor_poll_us, because no placement ever wakes it. With one worker there is nobody to
  * distribute to or from: worker 0 takes every task and the policy is plain stealing.
  *
- * Invariants: at most one worker is in the mode (one CAS on `distributor`; `in_mode` counts
+ * Invariants. At most one worker is in the mode (one CAS on `distributor`; `in_mode` counts
  * the workers inside and any overlap is reported as distributor_overlaps); a task is in exactly
  * one LTQ or in the hands of exactly one worker, because a hand-off is a steal followed by a
  * push. No task is stranded: see (i-3) and (ii-2) below, where the memo's two races are.
- * Limits: the distributor spins while any worker is active (as the memo says); a hand-off goes
+ *
+ * Limits. The distributor spins while any worker is active (as the memo says); a hand-off goes
  * to one deactivated worker at a time; with steal_half the extras stay with the distributor,
  * which then leaves the mode to run them (dedicated: runs them as the distributor).
  */

@@ -5,7 +5,7 @@
 #ifndef SB_POLICIES_DISTRIBUTION_IMPL_H
 #define SB_POLICIES_DISTRIBUTION_IMPL_H
 
-#include "stealing.h"
+#include "ws.h"
 
 enum { DIST_MODE, DIST_DEDICATED };
 

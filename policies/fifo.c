@@ -1,9 +1,14 @@
 /*
- * fifo.c - `fifo`, the baseline: the smallest complete policy, and the README's example of adding one.
+ * fifo.c - `fifo`, the baseline: the smallest complete policy, and the README's example of
+ * adding one.
  *
- * Algorithm: one global unbounded lock-free FIFO (sb_fifo) that every thread pushes to and every worker
- * pops from; no stealing, no stickiness, conditional tasks to the watcher. Useful as the
- * baseline every other policy should beat. Invariant: FIFO in claim order.
+ * Algorithm. One global unbounded lock-free FIFO (sb_fifo) that every thread pushes to and every
+ * worker pops from; no stealing, no stickiness, conditional tasks to the watcher. Useful as the
+ * baseline every other policy should beat.
+ *
+ * Invariants. FIFO in claim order.
+ *
+ * Limits. Every push and every pop of every thread meets on the one queue.
  */
 #include <stdlib.h>
 

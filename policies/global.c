@@ -2,7 +2,7 @@
  * global.c - `global`: DuckDB's TaskScheduler (memo 002), with Quartz's batch acquisition
  * (memo 003) as an option.
  *
- * Owns one shared task queue, optional per-producer sub-queues and a per-worker claim buffer.
+ * Owns. One shared task queue, optional per-producer sub-queues and a per-worker claim buffer.
  * Does not own waiting: DuckDB's workers block on a lightweight semaphore; here submit answers
  * SB_TO_ANY and the core wakes one suspended worker, so the semaphore is the core's. Nothing is
  * stolen. Conditional tasks go to the watcher; sticky tasks need no placement (the core's
@@ -53,7 +53,7 @@
  * out->wake), so a task never waits on an inactive worker while an active one sleeps, and it
  * suspends at once (out->suspend_now) instead of polling.
  *
- * Invariants: a queued task is in exactly one place, one queue or one worker's buffer, and is
+ * Invariants. A queued task is in exactly one place, one queue or one worker's buffer, and is
  * handed out once; each queue is FIFO in claim order (with a single consumer that is submission
  * order per producer); every buffered task is counted in queued(worker).
  * With claim_lock_ns, at most one claim is in progress at a time (lock_rounds = claims +
@@ -63,14 +63,14 @@
  * the old count just before the stop may still take a task (as a DuckDB thread finishes the
  * loop it is in), and a worker in its re-check before suspending reads as stopped, so the
  * relaunch may come while it runs a task claimed in that re-check.
- * Limits: buffers are never stolen from, so with stall_limit set a buffer stuck behind a task
+ *
+ * Limits. Buffers are never stolen from, so with stall_limit set a buffer stuck behind a task
  * that runs longer than the limit while others idle is reported as a stall (it is one); the
  * thread count changes on a job-count schedule, not on a client's command, and threads are not
  * created or joined (the stopped ones sleep): the price of a shrink measured is the stop, not
  * thread creation; in check mode a shrink that waits behind a task longer than stall_limit is
  * reported as a stall (tasks queued while workers rest); DuckDB's idle allocator flushes are
- * not modelled. The queues are unbounded,
- * as DuckDB's are: no task is ever refused.
+ * not modelled. The queues are unbounded, as DuckDB's are: no task is ever refused.
  */
 #include <errno.h>
 #include <stdlib.h>

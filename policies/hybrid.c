@@ -1,7 +1,7 @@
 /*
  * hybrid.c - jogasaki's hybrid scheduler (memo 000): serial or stealing, chosen per job.
  *
- * Algorithm: at a job's first schedule (job_start), if work_level <= lightweight_job_level and
+ * Algorithm. At a job's first schedule (job_start), if work_level <= lightweight_job_level and
  * the job's transaction lock can be taken at once (or it has no transaction), the job runs
  * serially on the submitting thread and keeps the transaction lock until its teardown;
  * otherwise it runs on the stealing scheduler. Every later task of the job follows the job's
@@ -10,15 +10,20 @@
  * undefined level (-1) counts as lightweight; the default threshold 0 therefore sends almost
  * everything to stealing, and the interesting settings are 10..60.
  *
- * Invariants: a job's mode is decided once and never changes; a serial job holds its
- * transaction's lock from job_start to the end of teardown, on the same thread (the lock is
- * recursive, so the job's own sticky tasks take it again there).
  * Like jogasaki, a serial job runs to completion inside the schedule call (run_inline), on
  * whatever thread submits it: a request thread, or a worker when a task submits a job.
+ *
+ * Invariants. A job's mode is decided once and never changes; a serial job holds its
+ * transaction's lock from job_start to the end of teardown, on the same thread (the lock is
+ * recursive, so the job's own sticky tasks take it again there).
+ *
+ * Limits. At the default lightweight_job_level=0 only jobs without a work level (-1) run
+ * serially, so hybrid is plain stealing for the rest; a serial job occupies the thread that
+ * submits it until the job ends.
  */
 #include <stdlib.h>
 
-#include "stealing.h"
+#include "ws.h"
 
 enum { MODE_UNDECIDED = 0, MODE_SERIAL = 1, MODE_STEALING = 2 };
 

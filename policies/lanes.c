@@ -1,7 +1,7 @@
 /*
  * lanes.c - memo 001's task processing lanes ("タスク実行レーン") on the work-stealing family.
  *
- * Algorithm (memo 001, "タスク実行レーン" (A)-(C)). Every transaction has a lane: its own queue
+ * Algorithm. As in memo 001, "タスク実行レーン" (A)-(C). Every transaction has a lane: its own queue
  * and one occupancy right (struct ws_lane, lane.h). Lane items are the tasks that work on the
  * transaction (SB_TF_STICKY with t->txn); every other task goes through the stealing placement.
  * (A) Submitting an item enqueues it in its lane and (B) tries to take the right, in one step
@@ -13,14 +13,14 @@
  * task goes back on the holder's LTQ, behind fresh work, where stealing can move it to another
  * worker; (C-3-2) otherwise the right is free again.
  *
- * Invariants: a lane has at most one holder, and only the holder takes items, one per pop of its
+ * Invariants. A lane has at most one holder, and only the holder takes items, one per pop of its
  * worker; a worker asks for its next task only after the previous one has returned (an item that
  * yields or is resumed comes back through submit into its lane), so no two items of a lane ever
  * run at once. A lane with items always has a holder (the one-word protocol in lane.h): its
  * lane task is in some LTQ or in the hand of a worker that returns an item
  * or gives the right back on each pop, and never returns nothing while it holds a lane.
  *
- * Limits: a conditional sticky task waits outside the lane (the family's watcher or PTL) and,
+ * Limits. A conditional sticky task waits outside the lane (the family's watcher or PTL) and,
  * once ready, runs there, serialised with the lane's items only by the core's transaction lock,
  * as a conditional sticky task is under stealing. The LTQs are unbounded (core/queue.h), so a
  * lane task is never refused.
@@ -28,7 +28,7 @@
 #include <stdlib.h>
 
 #include "lane.h"
-#include "stealing.h"
+#include "ws.h"
 
 struct lanes_params {
 	struct ws_params ws;

@@ -3,13 +3,13 @@
  * queues ordered by priority; each job keeps its subtasks in a queue of its own, which up to N
  * workers serve at once.
  *
- * Owns the handle queues (one per clamped priority level), the per-job state (job->pdata: the
+ * Owns. The handle queues (one per clamped priority level), the per-job state (job->pdata: the
  * subtask queue and the job's handles; made in job_start, released from job_end) and the
  * handle each worker holds. Does not own waiting and wake-ups (the core's), the cancellation
  * mark and the dropping of cancelled tasks (the core's: sb_job_cancel marks the job, and the
  * core drops its tasks as they reach it), or sticky exclusion (the core's transaction lock).
  *
- * Algorithm (memo 004, "solution three"). Every task of a job is a subtask and goes to the
+ * Algorithm. As in memo 004, "solution three". Every task of a job is a subtask and goes to the
  * job's queue (an unbounded sb_fifo). A *handle* is a marker entry (SB_TF_MARKER, owned by the
  * per-job state, never returned to the core) queued at the job's level: job->priority clamped
  * to -max_priority..max_priority, higher levels first, FIFO within a level. A worker that takes
@@ -33,10 +33,11 @@
  * body, so running subtasks finish before the workers stop (after a CANCEL stop, the queued
  * ones are handed out and dropped). Conditional tasks go to the watcher.
  *
- * Invariants: a subtask is in exactly one queue and is returned once; at most N subtasks of a
+ * Invariants. A subtask is in exactly one queue and is returned once; at most N subtasks of a
  * job run at once (the cancel handle only feeds the core tasks it drops); a job with queued
  * subtasks has a handle out; markers never leave the policy.
- * Limits: the queues are unbounded (sb_fifo), so neither a subtask nor a handle is ever
+ *
+ * Limits. The queues are unbounded (sb_fifo), so neither a subtask nor a handle is ever
  * refused (Nebula's queues refuse nothing either); a task spawned into a job before
  * sb_job_submit runs on its submitter (unstarted). queued() reports teardowns and handles,
  * not subtasks: a subtask held back by its job's limit while workers idle is not a stall.

@@ -1,5 +1,6 @@
 /*
- * registry.c - the list of policies. Adding a policy: its file, and one line here.
+ * registry.c - the list of policies, and its start-up check. Adding a policy: its file, and one
+ * line here.
  */
 #include "registry.h"
 
@@ -41,4 +42,22 @@ void sb_policy_names(char *buf, size_t len)
 			break;
 		used += (size_t)n;
 	}
+}
+
+int sb_policies_check(const struct sb_policy_ops *const *list, char *err, size_t errlen)
+{
+	for (const struct sb_policy_ops *const *p = list; *p; p++) {
+		const struct sb_policy_ops *o = *p;
+		const char *bad = !o->name || !*o->name ? "has no name"
+				  : !o->description ? "has no description"
+				  : !o->submit ? "has no submit"
+				  : !o->create != !o->destroy ? "has create or destroy without the other" : NULL;
+		for (const struct sb_policy_ops *const *q = list; !bad && q < p; q++)
+			if (!strcmp((*q)->name, o->name))
+				bad = "is registered twice";
+		int e = sb_param_check_entry("policy", o->name, bad, o->params, o->params_size, err, errlen);
+		if (e)
+			return e;
+	}
+	return 0;
 }

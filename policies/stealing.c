@@ -11,7 +11,11 @@
  * one sweep over the other workers' main queues (never sticky), from the worker after the last
  * successful victim; the stolen task runs at once.
  *
- * Limits: the sweep in jogasaki skips the last victim itself, this one visits it last.
+ * Invariants. Those of the family's base (ws.c): a sticky task is only ever in the sticky queue
+ * of its transaction's bound worker; nothing is stolen from sticky queues; every task is in
+ * exactly one queue.
+ *
+ * Limits. The sweep in jogasaki skips the last victim itself, this one visits it last.
  */
 #include "ws_impl.h"
 

@@ -2,7 +2,7 @@
  * txslot.c - memo 001's transaction slots ("トランザクションスロット", kept there as an idea) on
  * the work-stealing family.
  *
- * Algorithm (memo 001, "トランザクションスロット" (A)-(F)). Every transaction has a slot: its own
+ * Algorithm. As in memo 001, "トランザクションスロット" (A)-(F). Every transaction has a slot: its own
  * queue and one ticket, the occupancy right (struct ws_lane, lane.h, with its marker entry as
  * the ticket). Slot tasks are the tasks that work on the transaction (SB_TF_STICKY with t->txn);
  * every other task goes through the stealing placement. (A) Submitting a slot task enqueues it in
@@ -13,7 +13,7 @@
  * which the slot refuses while tasks remain (then the holder simply goes on). (F) Without a
  * ticket a worker goes on with its LTQ and stealing as in stealing.
  *
- * Invariants: a slot has at most one ticket holder and only the holder takes its tasks, one per
+ * Invariants. A slot has at most one ticket holder and only the holder takes its tasks, one per
  * pop, so two tasks of a slot never run at once (a worker asks for its next task only after the
  * previous one returned; a yielded or resumed slot task comes back through submit). A slot with
  * tasks always has its ticket issued, and an issued ticket is on the GIOQ or in
@@ -21,7 +21,7 @@
  * lane.h), so no slot task waits with nobody to run it. Tickets never enter an LTQ, so they
  * are never stolen: any idle worker takes them from the GIOQ instead.
  *
- * Limits (the memo's own doubts): every pop looks at one global queue; a holder serves its slot
+ * Limits. The memo's own doubts: every pop looks at one global queue; a holder serves its slot
  * until it is empty, so while a slot is fed faster than it drains, its holder's LTQ waits for
  * thieves (with one worker it waits, full stop). A conditional sticky task waits outside the slot
  * (the family's watcher or PTL) and runs there, serialised with the slot's tasks only by the
@@ -31,7 +31,7 @@
 #include <stdlib.h>
 
 #include "lane.h"
-#include "stealing.h"
+#include "ws.h"
 
 struct txslot_params {
 	struct ws_params ws;

@@ -1,6 +1,6 @@
 /*
  * ws.c - the work-stealing family's base: its parameters, its queues and where a task goes
- * (stealing.h is the interface; ws_take.c takes work out again).
+ * (ws.h is the interface; ws_take.c takes work out again).
  *
  * Queues. local_order=fifo (default) is jogasaki's tbb::concurrent_queue: one unbounded FIFO
  * per worker that everyone pushes to and anyone may pop from, every task stealable at once

@@ -1,11 +1,11 @@
 /*
  * ws_impl.h - the work-stealing family's own state (ws.c, ws_take.c). Family members go through
- * stealing.h; only the base's two files see inside struct ws.
+ * ws.h; only the base's two files see inside struct ws.
  */
 #ifndef SB_POLICIES_WS_IMPL_H
 #define SB_POLICIES_WS_IMPL_H
 
-#include "stealing.h"
+#include "ws.h"
 
 /* Per worker. The queues are shared (see core/queue.h for who may do what); the block after
  * them is written by the owner only and read by others through relaxed atomics. */

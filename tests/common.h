@@ -42,8 +42,40 @@ struct sb_tpol {
 		return cr_make_param_array(struct sb_tpol, pols, n);                          \
 	}
 
-/* A runtime for `policy` with check mode on and a stall watchdog; `sets` is a NULL-terminated
- * list of "name=value" for core or policy parameters. */
+/* Whether some registered policy has a parameter called `name` (the first `len` bytes). */
+static inline bool t_some_policy_has(const char *name, size_t len)
+{
+	char n[128];
+	snprintf(n, sizeof n, "%.*s", (int)len, name);
+	for (const struct sb_policy_ops *const *p = sb_policies; *p; p++)
+		if ((*p)->params && sb_param_find((*p)->params, n, NULL))
+			return true;
+	return false;
+}
+
+/* Apply `sets` (NULL-terminated "name=value") to the core's and `ops`'s parameter blocks, routed
+ * as `--set` routes them. A test that runs over every policy may name another policy's
+ * parameter: it is skipped where this policy lacks it. A name that no table has, or a bad value,
+ * is an error: 0, or the routing's error with its line in err. */
+static inline int t_apply_sets(const struct sb_policy_ops *ops, struct sb_config *cfg, void *pp,
+			       const char *const *sets, char *err, size_t errlen)
+{
+	char label[64];
+	snprintf(label, sizeof label, "policy %s", ops->name);
+	const struct sb_param_scope sc[2] = { { "core", "core", sb_core_params, cfg },
+					      { "policy", label, ops->params, pp } };
+	for (const char *const *s = sets; s && *s; s++) {
+		int r = sb_param_route(sc, 2, *s, NULL, err, errlen);
+		if (r == -ENOENT && t_some_policy_has(*s, (size_t)(strchr(*s, '=') - *s)))
+			continue; /* a policy-specific setting that this policy does not have */
+		if (r)
+			return r;
+	}
+	return 0;
+}
+
+/* A runtime for `policy` with check mode on and a stall watchdog; `sets` as t_apply_sets takes
+ * them: a misspelt name fails the test. */
 static inline struct sb_rt *t_rt(const char *policy, int threads, const char *const *sets)
 {
 	const struct sb_policy_ops *ops = sb_policy_find(policy);
@@ -56,21 +88,8 @@ static inline struct sb_rt *t_rt(const char *policy, int threads, const char *co
 	void *pp = ops->params_size ? calloc(1, ops->params_size) : NULL;
 	if (ops->params)
 		sb_param_defaults(ops->params, pp);
-	char err[512] = "";
-	for (const char *const *s = sets; s && *s; s++) {
-		char name[128];
-		const char *eq = strchr(*s, '=');
-		cr_assert(eq, "setting %s has a '='", *s);
-		snprintf(name, sizeof name, "%.*s", (int)(eq - *s), *s);
-		int r;
-		if (sb_param_find(sb_core_params, name, NULL))
-			r = sb_param_set(sb_core_params, &cfg, name, eq + 1, err, sizeof err);
-		else if (ops->params && sb_param_find(ops->params, name, NULL))
-			r = sb_param_set(ops->params, pp, name, eq + 1, err, sizeof err);
-		else
-			continue; /* a policy-specific setting that this policy does not have */
-		cr_assert_eq(r, 0, "%s", err);
-	}
+	char err[8192] = "";
+	cr_assert_eq(t_apply_sets(ops, &cfg, pp, sets, err, sizeof err), 0, "%s", err);
 	struct sb_rt *rt;
 	int rc = sb_rt_create(&rt, &cfg, ops, pp, err, sizeof err);
 	free(pp);

@@ -1,5 +1,6 @@
 /*
- * registry.c - the list of workloads. Adding a workload: its file, and one line here.
+ * registry.c - the list of workloads, and its start-up check. Adding a workload: its file, and
+ * one line here.
  */
 #include <stdio.h>
 #include <string.h>
@@ -40,4 +41,23 @@ void sb_workload_names(char *buf, size_t len)
 			break;
 		used += (size_t)n;
 	}
+}
+
+int sb_workloads_check(const struct sb_workload *const *list, char *err, size_t errlen)
+{
+	for (const struct sb_workload *const *p = list; *p; p++) {
+		const struct sb_workload *w = *p;
+		const char *bad = !w->name || !*w->name ? "has no name"
+				  : !w->description ? "has no description"
+				  : !w->classes || !w->classes[0] ? "has no job classes"
+				  : !w->start || !w->done || !w->stop || !w->counts || !w->destroy
+					  ? "lacks one of start, done, stop, counts, destroy" : NULL;
+		for (const struct sb_workload *const *q = list; !bad && q < p; q++)
+			if (!strcmp((*q)->name, w->name))
+				bad = "is registered twice";
+		int e = sb_param_check_entry("workload", w->name, bad, w->params, w->params_size, err, errlen);
+		if (e)
+			return e;
+	}
+	return 0;
 }

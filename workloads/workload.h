@@ -64,5 +64,9 @@ struct sb_workload {
 extern const struct sb_workload *const sb_workloads[];
 const struct sb_workload *sb_workload_find(const char *name);
 void sb_workload_names(char *buf, size_t len);
+/* The start-up check of a workload list (sb_workloads, or a test's): names present and unique,
+ * a description and job classes, every op present, parameter tables well-formed
+ * (sb_param_check). 0, or -EINVAL with one line naming the entry. */
+int sb_workloads_check(const struct sb_workload *const *list, char *err, size_t errlen);
 
 #endif

@@ -1,11 +1,11 @@
 /*
- * ws.c - the work-stealing family's base (policies/ws.c, ws_take.c; stealing.h): its options,
+ * ws.c - the work-stealing family's base (policies/ws.c, ws_take.c; ws.h): its options,
  * on a standalone `struct ws` driven from the test thread (the runtime runs the serial policy,
  * whose workers never look at it): steal_half, victim_order=next and =distance, and
  * conditional=ptl. Asserted on behaviour, not speed.
  */
 #include "../common.h"
-#include "../../policies/stealing.h"
+#include "../../policies/ws.h"
 static uint64_t ws_stat(struct ws *ws, const char *key)
 {
 	struct t_stat s = { key, 0, false };

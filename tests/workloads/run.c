@@ -19,13 +19,11 @@ void *t_params(const struct sb_workload *w, const char *const *sets)
 	void *pp = calloc(1, w->params_size ? w->params_size : 1);
 	cr_assert(pp);
 	sb_param_defaults(w->params, pp);
+	const struct sb_param_scope sc = { "workload", w->name, w->params, pp };
 	for (const char *const *s = sets; s && *s && **s; s++) {
-		char name[64], err[512] = "";
-		const char *eq = strchr(*s, '=');
-		cr_assert(eq, "setting %s has a '='", *s);
-		snprintf(name, sizeof name, "%.*s", (int)(eq - *s), *s);
-		int r = sb_param_set(w->params, pp, name, eq + 1, err, sizeof err);
-		cr_assert_eq(r, 0, "%s: %s", w->name, err);
+		char err[4096] = "";
+		int r = sb_param_route(&sc, 1, *s, NULL, err, sizeof err);
+		cr_assert_eq(r, 0, "setting %s: %s", *s, err);
 	}
 	return pp;
 }

@@ -1,13 +1,14 @@
 /*
- * stealing.h - the work-stealing family: jogasaki's stealing scheduler as a component that the
- * `stealing` policy exposes directly and that hybrid, distribution, lanes and txslot build on.
+ * ws.h - the work-stealing family's base (ws.c, ws_take.c): jogasaki's stealing scheduler as a
+ * component that the `stealing` policy exposes directly and that hybrid, distribution, lanes and
+ * txslot build on.
  *
  * A family member embeds a `struct ws *` and calls these functions directly (composition, not
  * the ops table). Every function is non-blocking. Thread rules are those of the ops callbacks
  * they implement: ws_submit from any thread, ws_pop / ws_steal / ws_idle by worker `self` only.
  */
-#ifndef SB_POLICIES_STEALING_H
-#define SB_POLICIES_STEALING_H
+#ifndef SB_POLICIES_WS_H
+#define SB_POLICIES_WS_H
 
 #include "../core/policy.h"
 #include "../core/queue.h"
