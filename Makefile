@@ -252,7 +252,7 @@ RATES ?= 500,1000,2000,4000,8000
 POLICIES ?=
 STAMP = $$(date -u +%Y%m%dT%H%M%SZ)
 
-## bench       one run and its plots: make bench POLICY=hybrid [WORKLOAD=oltp] [THREADS=n] [ARGS='--set k=v ...'] (an overloaded run, exit 3, is plotted too; make exits 3)
+## bench       one run and its plots: make bench POLICY=hybrid [WORKLOAD=oltp] [THREADS=n] [ARGS='--set k=v ...'] (an overloaded run, exit 3, is plotted too, then the target fails with Error 3)
 bench: deps $(SCHEDBED)
 	$(SAY_THREADS)
 	set -o pipefail; log=$$(mktemp); trap 'rm -f "$$log"' EXIT; \
