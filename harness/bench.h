@@ -24,8 +24,9 @@
 #include "../core/stats.h"
 #include "../workloads/workload.h"
 
-/* Exit statuses: bad input is 2 (and nothing ran), a failed run is 1, a run whose pending jobs
- * outlasted the drain time and were cancelled is 3 (its results are written). */
+/* Exit statuses: bad input is 2 (and nothing ran), a failed run is 1, an overloaded run is 3
+ * (its results are written): pending jobs outlasted a drain time and were cancelled, or the
+ * open-loop clients fell behind their arrivals by more than --max-lag. */
 enum { BENCH_EXIT_OK = 0, BENCH_EXIT_FAIL = 1, BENCH_EXIT_USAGE = 2, BENCH_EXIT_OVERLOADED = 3,
        BENCH_EXIT_INTERRUPTED = 130 };
 
@@ -38,6 +39,8 @@ struct bench_params {
 	int64_t seed;
 	int64_t trace_limit; /* most task events written to trace.json */
 	double drain;        /* s pending jobs may take after the window before they are cancelled */
+	double max_lag;      /* s open-loop clients may fall behind their arrivals before the run is overloaded */
+	int64_t rows;        /* most jobs of the window written as rows (jobs.csv.gz); past it, none */
 };
 extern const struct sb_param bench_param_table[];
 
@@ -122,9 +125,12 @@ struct bench_result {
 	const char *failure;      /* sb_rt_failure(), or NULL */
 	uint64_t unfinished;      /* jobs cancelled when the drain time ran out */
 	double stop_s;            /* window end -> every worker stopped: the drain, cancels and the runtime's stop */
+	double arrivals_s;        /* the workload's start -> the window's end: the span open-loop arrivals are counted over */
+	char overload[320];       /* why the run is overloaded (exit 3), "" when it is not */
 
 	struct sb_jobrow *rows;
 	size_t nrows, rows_dropped;
+	struct bench_hist *lat;   /* the rows in log buckets per class and status (hist.c) */
 
 	struct bench_lane *lanes;
 	size_t nlanes;
@@ -137,9 +143,16 @@ struct bench_result {
 int bench_run(struct bench_opts *o);
 /* report.c: fill r->pct from r->rows (or from the histograms when rows were capped). */
 int bench_percentiles(struct bench_result *r);
-
-/* The workload's name for class i (or "class<i>" past its list), in a static buffer for the latter. */
+/* report.c: the workload's name for class i (or "class<i>" past its list), in a static buffer
+ * for the latter. */
 const char *bench_class_name(const struct sb_workload *w, unsigned i);
+/* hist.c: the histograms of latency-hist.json.gz from r->rows (NULL: out of memory), and the
+ * data blocks plot.gp draws from when there are no rows. */
+struct bench_hist *bench_hist_build(const struct bench_result *r);
+void bench_hist_free(struct bench_hist *hs);
+void bench_write_hist_blocks(FILE *f, const struct bench_result *r);
+/* report.c: whether jobs.csv.gz is written (the window's jobs are within --rows). */
+bool bench_rows_written(const struct bench_opts *o, const struct bench_result *r);
 
 /* outdir.c: the result directory is built under a temporary name beside its final place and
  * renamed into place only when complete; an interrupt or a failure before that removes it. */
@@ -181,6 +194,7 @@ void bench_write_meta(FILE *f, const struct bench_opts *o, struct bench_result *
 void bench_write_summary(FILE *f, const struct bench_opts *o, struct bench_result *r, const struct bench_host *h);
 void bench_write_jobs(FILE *f, const struct bench_opts *o, struct bench_result *r, const struct bench_host *h);
 void bench_write_workers(FILE *f, const struct bench_opts *o, struct bench_result *r, const struct bench_host *h);
+void bench_write_hist(FILE *f, const struct bench_opts *o, struct bench_result *r, const struct bench_host *h);
 /* outputs.c: `schedbed outputs`, the reference for every file, column and key a run writes. */
 void bench_usage_outputs(FILE *f);
 void bench_write_plot(FILE *f, const struct bench_opts *o, struct bench_result *r, const struct bench_host *h);

@@ -28,6 +28,8 @@ const struct sb_param bench_param_table[] = {
 	SB_PARAM_INT(P, seed, 1, 0, INT64_MAX, "seed of every client's random generator"),
 	SB_PARAM_INT(P, trace_limit, 1000000, 1, 100000000, "most events trace.json keeps (the earliest of the window)"),
 	SB_PARAM_DOUBLE(P, drain, 5, 0, 3600, "seconds jobs still pending after the window may take; then they are cancelled (unfinished)"),
+	SB_PARAM_DOUBLE(P, max_lag, 1, 0.000001, 86400, "seconds open-loop clients may fall behind their arrivals; more makes the run overloaded"),
+	SB_PARAM_INT(P, rows, 1000000, 0, 1000000000000, "most jobs of the window written as rows to jobs.csv.gz; past it only latency-hist.json.gz"),
 	SB_PARAM_END,
 };
 #undef P
@@ -56,7 +58,12 @@ void bench_usage_run(FILE *f)
 	      "      --warmup S         seconds before measuring (default 1; 0 for bounded runs)\n"
 	      "      --seed N           seed of the workload's random generators (default 1)\n"
 	      "      --drain S          seconds pending jobs may take to finish after the window\n"
-	      "                         (default 5); then they are cancelled and counted unfinished\n"
+	      "                         (default 5); then they are cancelled and counted unfinished;\n"
+	      "                         0: a shutdown (the jobs in flight are cancelled at once)\n"
+	      "      --max-lag S        open loop: the run is overloaded (exit 3) when its clients fall\n"
+	      "                         behind their arrival schedule by more than S seconds (default 1)\n"
+	      "      --rows N           write jobs.csv.gz (one row per job) only for a window of at most\n"
+	      "                         N jobs (default 1000000); latency-hist.json.gz is always written\n"
 	      "  -s, --set NAME=VALUE   set a core, policy or workload parameter; prefix core.,\n"
 	      "                         policy. or workload. when a name exists in more than one\n"
 	      "  -o, --out DIR          write the results here (a new or empty directory)\n"
@@ -72,15 +79,15 @@ void bench_usage_run(FILE *f)
 	      "  -h, --help             this text\n"
 	      "\n"
 	      "Exit status: 0 done, 1 the run failed (invariant, starvation, stall, accounting),\n"
-	      "2 bad input, 3 overloaded: jobs still pending after the drain time were cancelled\n"
-	      "(the results are written and count them as unfinished), 130 interrupted (nothing\n"
-	      "half-written is left).\n"
-	      "Files written (jobs.csv.gz, workers.csv, summary.json, meta.json, plot.gp, trace.json), every\n"
-	      "column and key with its unit: schedbed outputs.\n",
+	      "2 bad input, 3 overloaded: jobs still pending after a drain time were cancelled, or the\n"
+	      "open-loop clients fell behind by more than --max-lag (the results are written),\n"
+	      "130 interrupted (nothing half-written is left).\n"
+	      "Files written (jobs.csv.gz, latency-hist.json.gz, workers.csv, summary.json, meta.json,\n"
+	      "plot.gp, trace.json), every column and key with its unit: schedbed outputs.\n",
 	      f);
 }
 
-enum { O_WARMUP = 256, O_SEED, O_TRACE, O_TRACE_LIMIT, O_CHECK, O_CHAOS, O_DRAIN, O_DRY_RUN, O_EXECUTOR, O_SIM_COSTS };
+enum { O_WARMUP = 256, O_SEED, O_TRACE, O_TRACE_LIMIT, O_CHECK, O_CHAOS, O_DRAIN, O_DRY_RUN, O_EXECUTOR, O_SIM_COSTS, O_MAX_LAG, O_ROWS };
 
 static const struct option run_options[] = {
 	{ "policy", required_argument, NULL, 'p' },
@@ -92,6 +99,8 @@ static const struct option run_options[] = {
 	{ "seed", required_argument, NULL, O_SEED },
 	{ "drain", required_argument, NULL, O_DRAIN },
 	{ "dry-run", no_argument, NULL, O_DRY_RUN },
+	{ "max-lag", required_argument, NULL, O_MAX_LAG },
+	{ "rows", required_argument, NULL, O_ROWS },
 	{ "set", required_argument, NULL, 's' },
 	{ "out", required_argument, NULL, 'o' },
 	{ "trace", no_argument, NULL, O_TRACE },
@@ -272,6 +281,8 @@ int bench_parse_run(int argc, char **argv, struct bench_opts *o)
 			break;
 		case O_SEED: set[nset++] = SETTING(T_HARNESS, "--seed", "seed", optarg); break;
 		case O_DRAIN: set[nset++] = SETTING(T_HARNESS, "--drain", "drain", optarg); break;
+		case O_MAX_LAG: set[nset++] = SETTING(T_HARNESS, "--max-lag", "max_lag", optarg); break;
+		case O_ROWS: set[nset++] = SETTING(T_HARNESS, "--rows", "rows", optarg); break;
 		case O_DRY_RUN: o->dry_run = true; break;
 		case O_TRACE_LIMIT:
 			set[nset++] = SETTING(T_HARNESS, "--trace-limit", "trace_limit", optarg);

@@ -29,7 +29,7 @@
 
 #include "bench.h"
 
-static const char *const out_files[] = { "meta.json", "summary.json", "jobs.csv.gz", "workers.csv", "trace.json",
+static const char *const out_files[] = { "meta.json", "summary.json", "jobs.csv.gz", "latency-hist.json.gz", "workers.csv", "trace.json",
 					"plot.gp" };
 #define NFILES (sizeof out_files / sizeof out_files[0])
 #define MAX_PARENTS 32

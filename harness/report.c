@@ -19,6 +19,23 @@ static double per_s(double n, double window_s)
 	return window_s > 0 ? n / window_s : NAN;
 }
 
+const char *bench_class_name(const struct sb_workload *w, unsigned i)
+{
+	static char spare[SB_MAX_CLASSES][16];
+	unsigned n = 0;
+	while (w->classes && w->classes[n])
+		n++;
+	if (i < n)
+		return w->classes[i];
+	snprintf(spare[i % SB_MAX_CLASSES], sizeof spare[0], "class%u", i);
+	return spare[i % SB_MAX_CLASSES];
+}
+
+bool bench_rows_written(const struct bench_opts *o, const struct bench_result *r)
+{
+	return (int64_t)r->nrows <= o->p.rows;
+}
+
 /* ---- percentiles: one method for the table, summary.json and the plots ---- */
 
 const double bench_quantiles[BENCH_NQ] = { 0.5, 0.9, 0.99, 0.999, 1.0 };
@@ -49,11 +66,26 @@ int bench_percentiles(struct bench_result *r)
 	uint64_t *v = r->pct_exact ? malloc((r->nrows ? r->nrows : 1) * sizeof *v) : NULL;
 	if (r->pct_exact && !v)
 		return -ENOMEM;
+	/* the one class every job (every row) belongs to, if there is one: "all" is that class, and
+	 * millions of jobs are sorted once, not twice */
+	unsigned only = SB_MAX_CLASSES, nclasses = 0;
+	for (unsigned k = 0; k < SB_MAX_CLASSES; k++)
+		if (r->hist[k] && r->hist[k]->count) {
+			only = k;
+			nclasses++;
+		}
+	for (size_t i = 0; nclasses == 1 && i < r->nrows; i++)
+		if (r->rows[i].cls != only)
+			nclasses++;
 	for (unsigned k = 0; k <= SB_MAX_CLASSES; k++) {
 		const struct sb_hist *h = k < SB_MAX_CLASSES ? r->hist[k] : &r->all;
 		uint64_t *out = k < SB_MAX_CLASSES ? r->pct[k] : r->pct_all;
 		if (!h || !h->count)
 			continue;
+		if (k == SB_MAX_CLASSES && nclasses == 1) {
+			memcpy(out, r->pct[only], sizeof r->pct[only]);
+			continue;
+		}
 		if (!r->pct_exact) {
 			for (unsigned i = 0; i < BENCH_NQ; i++)
 				out[i] = sb_hist_quantile(h, bench_quantiles[i]);
@@ -70,6 +102,49 @@ int bench_percentiles(struct bench_result *r)
 }
 
 /* ---- summary.json ---- */
+
+static void arrival_members(FILE *f, const struct wl_arrival_counts *a, double span_s)
+{
+	fprintf(f, "\"offered\": %llu, \"issued\": %llu, \"unissued\": %llu, \"completed\": %llu",
+		(unsigned long long)a->offered, (unsigned long long)a->issued, (unsigned long long)a->unissued,
+		(unsigned long long)a->completed);
+	bench_json_kn(f, ", \"offered_per_s\": ", per_s((double)a->offered, span_s));
+	bench_json_kn(f, ", \"completed_per_s\": ", per_s((double)a->completed, span_s));
+}
+
+/* The open-loop accounting (null in a closed loop): per arrival class and over all of them. */
+static void arrivals_object(FILE *f, const struct bench_opts *o, const struct bench_result *r)
+{
+	const struct wl_counts *w = &r->wl;
+	if (!w->arrival_classes) {
+		fputs("null", f);
+		return;
+	}
+	struct wl_arrival_counts all = { 0 };
+	fputs("{ \"classes\": {", f);
+	bool first = true;
+	for (unsigned k = 0; k < SB_MAX_CLASSES; k++) {
+		if (!(w->arrival_classes >> k & 1))
+			continue;
+		const struct wl_arrival_counts *a = &w->arrivals[k];
+		all.offered += a->offered;
+		all.issued += a->issued;
+		all.unissued += a->unissued;
+		all.completed += a->completed;
+		fputs(first ? " " : ", ", f);
+		first = false;
+		sb_json_string(f, bench_class_name(o->workload, k));
+		fputs(": { ", f);
+		arrival_members(f, a, r->arrivals_s);
+		fputs(" }", f);
+	}
+	fputs(" }, ", f);
+	arrival_members(f, &all, r->arrivals_s);
+	bench_json_kn(f, ", \"span_s\": ", r->arrivals_s);
+	bench_json_kn(f, ", \"max_lag_s\": ", (double)w->lag_max_ns / 1e9);
+	bench_json_kn(f, ", \"max_lag_limit_s\": ", o->p.max_lag);
+	fputs(" }", f);
+}
 
 static void latency_object(FILE *f, const struct sb_hist *h, const uint64_t pct[BENCH_NQ], double window_s)
 {
@@ -98,8 +173,12 @@ void bench_write_summary(FILE *f, const struct bench_opts *o, struct bench_resul
 	sb_json_double(f, r->window_s);
 	fprintf(f, ",\n  \"drain_s\": ");
 	sb_json_double(f, o->p.drain);
-	fprintf(f, ",\n  \"unfinished\": %llu,\n  \"overloaded\": %s", (unsigned long long)r->unfinished,
-		r->unfinished ? "true" : "false");
+	fprintf(f, ",\n  \"unfinished\": %llu,\n  \"shutdown\": %s,\n  \"overloaded\": %s", (unsigned long long)r->unfinished,
+		r->unfinished && o->p.drain == 0 && !r->failure ? "true" : "false", r->overload[0] ? "true" : "false");
+	fputs(",\n  \"overload\": ", f);
+	sb_json_string(f, r->overload[0] ? r->overload : NULL);
+	fputs(",\n  \"arrivals\": ", f);
+	arrivals_object(f, o, r);
 	fprintf(f, ",\n  \"stop_s\": ");
 	sb_json_double(f, r->stop_s);
 	fprintf(f, ",\n  \"jobs\": %llu,\n  \"throughput\": ", (unsigned long long)r->all.count);
@@ -157,9 +236,10 @@ void bench_write_summary(FILE *f, const struct bench_opts *o, struct bench_resul
 		(unsigned long long)t[SB_C_BLOCKED], (unsigned long long)t[SB_C_DROPPED], (unsigned long long)r->unfinished,
 		(unsigned long long)r->wl.results_wrong, r->recon_ok ? "true" : "false");
 	fprintf(f,
-		"  \"recorded\": { \"job_rows\": %zu, \"job_rows_dropped\": %zu, \"trace_events\": %zu, "
-		"\"trace_events_written\": %zu, \"trace_events_lost\": %zu },\n  \"failure\": ",
-		r->nrows, r->rows_dropped, r->ev_total, r->ev_written, r->ev_lost);
+		"  \"recorded\": { \"job_rows\": %zu, \"job_rows_dropped\": %zu, \"job_rows_written\": %s, "
+		"\"trace_events\": %zu, \"trace_events_written\": %zu, \"trace_events_lost\": %zu },\n  \"failure\": ",
+		r->nrows, r->rows_dropped, bench_rows_written(o, r) ? "true" : "false", r->ev_total, r->ev_written,
+		r->ev_lost);
 	sb_json_string(f, r->failure);
 	fputs("\n}\n", f);
 }
@@ -244,17 +324,17 @@ void bench_write_plot(FILE *f, const struct bench_opts *o, struct bench_result *
 			fprintf(f, "%s%llu", first ? "" : " ", (unsigned long long)r->hist[k]->count);
 			first = false;
 		}
+	bool rows = bench_rows_written(o, r);
+	fputs("\"\n", f);
+	if (!rows) /* past --rows: the CDF and the throughput from latency-hist.json.gz's buckets, written in */
+		bench_write_hist_blocks(f, r);
 	fprintf(f,
-		"\"\n"
 		"if (term ne 'dumb') { set output 'latency_cdf_gp.png' }\n"
-		"set title \"%s: %s on %s, %u workers - latency CDF per class (nearest rank)\" noenhanced\n"
+		"set title \"%s: %s on %s, %u workers - latency CDF per class (%s)\" noenhanced\n"
 		"set logscale x\n"
 		"set xlabel 'latency (us, log scale)'\n"
 		"set ylabel 'fraction of jobs at or below'\n"
-		/* one data source per class: smooth cumulative restarts at every skipped (NaN) row */
-		"plot for [i=1:words(classes)] sprintf(\"< gzip -dc jobs.csv.gz | awk -F, '$2 == \\\"%%s\\\"'\", "
-		"word(classes, i)) using ($8 / 1e3):(1.0 / real(word(counts, i))) smooth cumulative with steps "
-		"title word(classes, i) noenhanced\n"
+		"%s"
 		"if (only eq 'cdf') { exit }\n"
 		"unset logscale x\n"
 		"set yrange [0:*]\n"
@@ -263,8 +343,17 @@ void bench_write_plot(FILE *f, const struct bench_opts *o, struct bench_result *
 		"set xlabel 's from run start'\n"
 		"set ylabel 'jobs/s'\n"
 		"set xrange [%.6f:%.6f]\n"
-		"plot rows using (floor($7 / 1e8) / 10.0):(10.0) smooth frequency with histeps title 'all classes'\n",
-		r->run_id, o->policy->name, o->workload->name, r->nworkers, r->run_id, ws, we);
+		"%s",
+		r->run_id, o->policy->name, o->workload->name, r->nworkers,
+		rows ? "nearest rank" : "buckets",
+		rows ? /* one data source per class: smooth cumulative restarts at every skipped (NaN) row */
+			"plot for [i=1:words(classes)] sprintf(\"< gzip -dc jobs.csv.gz | awk -F, '$2 == \\\"%s\\\"'\", "
+			"word(classes, i)) using ($8 / 1e3):(1.0 / real(word(counts, i))) smooth cumulative with steps "
+			"title word(classes, i) noenhanced\n"
+		     : "plot for [i=1:words(classes)] $cdf index (i - 1) using 1:2 with steps title word(classes, i) noenhanced\n",
+		r->run_id, ws, we,
+		rows ? "plot rows using (floor($7 / 1e8) / 10.0):(10.0) smooth frequency with histeps title 'all classes'\n"
+		     : "plot $finished using 1:2 with histeps title 'all classes'\n");
 }
 
 /* ---- the table ---- */
@@ -339,6 +428,27 @@ static void paths_line(FILE *f, const struct bench_opts *o, const struct bench_r
 		fprintf(f, "  note: %s\n", o->policy->degenerate_hint);
 }
 
+/* Open loop: what the schedule offered against what was achieved, per arrival class. */
+static void arrivals_lines(FILE *f, const struct bench_opts *o, const struct bench_result *r)
+{
+	const struct wl_counts *w = &r->wl;
+	for (unsigned k = 0; k < SB_MAX_CLASSES; k++) {
+		if (!(w->arrival_classes >> k & 1))
+			continue;
+		const struct wl_arrival_counts *a = &w->arrivals[k];
+		char off[32], done[32];
+		fprintf(f, "  open loop, %s arrivals over %.3g s: offered %llu (%s/s), issued %llu, completed %llu (%s/s), "
+			   "never issued %llu (%.1f%%)\n",
+			bench_class_name(o->workload, k), r->arrivals_s, (unsigned long long)a->offered,
+			si(off, sizeof off, per_s((double)a->offered, r->arrivals_s)), (unsigned long long)a->issued,
+			(unsigned long long)a->completed, si(done, sizeof done, per_s((double)a->completed, r->arrivals_s)),
+			(unsigned long long)a->unissued, a->offered ? 100.0 * (double)a->unissued / (double)a->offered : 0.0);
+	}
+	if (w->arrival_classes)
+		fprintf(f, "  clients behind their arrivals by up to %.3g s (--max-lag %g s)%s\n", (double)w->lag_max_ns / 1e9,
+			o->p.max_lag, (double)w->lag_max_ns > o->p.max_lag * 1e9 ? ": overloaded" : "");
+}
+
 void bench_print_table(FILE *f, const struct bench_opts *o, const struct bench_result *r)
 {
 	const uint64_t *w = r->window_cnt;
@@ -366,8 +476,12 @@ void bench_print_table(FILE *f, const struct bench_opts *o, const struct bench_r
 	if (r->ev_total)
 		fprintf(f, "  trace.json: %zu of %zu recorded events (those from the window's start%s)\n", r->ev_written,
 			r->ev_total, r->ev_limited ? ", up to --trace-limit" : "");
+	arrivals_lines(f, o, r);
 	if (r->unfinished && r->failure)
 		fprintf(f, "  unfinished %llu jobs: cancelled when the run failed\n", (unsigned long long)r->unfinished);
+	else if (r->unfinished && o->p.drain == 0)
+		fprintf(f, "  unfinished %llu jobs: in flight at the shutdown (--drain 0), cancelled; stopped %.3g s after "
+			"the window\n", (unsigned long long)r->unfinished, r->stop_s);
 	else if (r->unfinished)
 		fprintf(f, "  unfinished %llu jobs: still pending %g s after the window, cancelled (overloaded); "
 			"stopped %.3g s after the window\n", (unsigned long long)r->unfinished, o->p.drain, r->stop_s);

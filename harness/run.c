@@ -7,13 +7,17 @@
  * when the run is told to stop (or a bounded run is done), so jobs still in flight at the end
  * count, and jobs submitted while stopping do not. After the window, jobs still pending get the
  * drain time (--drain) to finish; what is left then is cancelled and counted as unfinished, and
- * the run exits BENCH_EXIT_OVERLOADED. Counters are cumulative over the whole run
- * (the accounting reconciles them); window rates come from relaxed snapshots at both ends.
+ * the run exits BENCH_EXIT_OVERLOADED, unless the drain time was 0: a requested shutdown. An
+ * open-loop run whose clients fell behind their arrivals by more than --max-lag is overloaded
+ * too. Counters are cumulative over the whole run (the accounting reconciles them); window
+ * rates come from relaxed snapshots at both ends. bench_run reads as its phases: prepare,
+ * start, measure, close the window, stop, read back, publish.
  * Does not own the files' formats (report.c, meta.c, trace.c) or the directory (outdir.c).
  */
 #include <errno.h>
 #include <math.h>
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
@@ -21,18 +25,6 @@
 #include <unistd.h>
 
 #include "bench.h"
-
-const char *bench_class_name(const struct sb_workload *w, unsigned i)
-{
-	static char spare[SB_MAX_CLASSES][16];
-	unsigned n = 0;
-	while (w->classes && w->classes[n])
-		n++;
-	if (i < n)
-		return w->classes[i];
-	snprintf(spare[i % SB_MAX_CLASSES], sizeof spare[0], "class%u", i);
-	return spare[i % SB_MAX_CLASSES];
-}
 
 static void counters_now(const struct sb_rt *rt, uint64_t out[SB_NR_COUNTERS])
 {
@@ -167,16 +159,27 @@ static void drain_end(struct drain *d)
 
 /* ---- progress ---- */
 
+/* One line a second of wall time. Under --executor sim a simulated second may take minutes (or
+ * a millisecond): the pace is the wall clock's, and the line says how much simulated time has
+ * been reached. */
 struct progress {
 	bool on, tty;
-	uint64_t next, last_t;
+	uint64_t next_wall, last_t;
 	uint64_t last_jobs;
 };
+
+static uint64_t wall_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
 
 static void progress(struct progress *p, const struct bench_opts *o, void *wst, uint64_t start, uint64_t now,
 		     bool measuring)
 {
-	if (!p->on || now < p->next)
+	uint64_t wall = wall_ns();
+	if (!p->on || wall < p->next_wall)
 		return;
 	struct wl_counts c;
 	o->workload->counts(wst, &c);
@@ -189,13 +192,31 @@ static void progress(struct progress *p, const struct bench_opts *o, void *wst, 
 	else if (o->p.jobs)
 		snprintf(phase, sizeof phase, "bounded %lld jobs", (long long)o->p.jobs);
 	else
-		snprintf(phase, sizeof phase, "measuring %.0f s", o->p.duration);
-	fprintf(stderr, "%s%7.1f s  %-20s jobs done %12llu  %12.0f jobs/s%s", p->tty ? "\r" : "", el, phase,
+		snprintf(phase, sizeof phase, "measuring %g s", o->p.duration);
+	fprintf(stderr, "%s%7.*f s%s  %-20s jobs done %12llu  %12.0f jobs/s%s", p->tty ? "\r" : "",
+		sb_exec_virtual() ? 3 : 1, el, sb_exec_virtual() ? " simulated" : "", phase,
 		(unsigned long long)c.jobs_done, rate, p->tty ? "  " : "\n");
 	fflush(stderr);
 	p->last_t = now;
 	p->last_jobs = c.jobs_done;
-	p->next = now + 1000000000ull;
+	p->next_wall = wall + 1000000000ull;
+}
+
+/* After the window: one line per step until the table, each with the seconds since the window
+ * closed (reading back and writing millions of jobs takes a while). */
+static void step(const struct bench_opts *o, uint64_t since_wall, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static void step(const struct bench_opts *o, uint64_t since_wall, const char *fmt, ...)
+{
+	if (o->quiet)
+		return;
+	va_list ap;
+	va_start(ap, fmt);
+	fprintf(stderr, "  +%.1f s  ", (double)(wall_ns() - since_wall) / 1e9);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+	fflush(stderr);
+	va_end(ap);
 }
 
 /* ---- reading the recordings back ---- */
@@ -308,6 +329,7 @@ static void result_free(struct bench_result *r)
 	free(r->pstats);
 	free(r->worker_cnt);
 	free(r->rows);
+	bench_hist_free(r->lat);
 	free(r->lanes);
 	free((char *)r->failure);
 }
@@ -339,11 +361,12 @@ static int write_files(const struct bench_opts *o, struct bench_result *r, const
 		const char *name;
 		bench_writer fn;
 	} files[] = {
-		{ "trace.json", trace_write }, { "jobs.csv.gz", bench_write_jobs }, { "workers.csv", bench_write_workers },
+		{ "trace.json", trace_write }, { "jobs.csv.gz", bench_write_jobs },
+		{ "latency-hist.json.gz", bench_write_hist }, { "workers.csv", bench_write_workers },
 		{ "summary.json", bench_write_summary }, { "meta.json", bench_write_meta }, { "plot.gp", bench_write_plot },
 	};
 	for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
-		if (files[i].fn == trace_write && !o->core.trace)
+		if ((files[i].fn == trace_write && !o->core.trace) || (files[i].fn == bench_write_jobs && !bench_rows_written(o, r)))
 			continue;
 		FILE *f = bench_out_open(files[i].name, err, errlen);
 		if (!f)
@@ -355,160 +378,273 @@ static int write_files(const struct bench_opts *o, struct bench_result *r, const
 	return 0;
 }
 
-/* ---- the run ---- */
+/* ---- the run, phase by phase ---- */
 
-int bench_run(struct bench_opts *o)
-{
+struct run {
+	struct bench_opts *o;
 	struct bench_result r;
-	memset(&r, 0, sizeof r);
-	char err[4096] = "";
+	struct bench_host host;
+	struct sb_rt *rt;
+	void *wst;
+	_Atomic bool stop;
+	_Atomic uint64_t stop_ns;
+	struct wl_env env;
+	struct window win;
+	uint64_t start;       /* the workload's start (sb_now_ns) */
+	uint64_t closed_wall; /* the window's end, wall clock (the steps after it) */
+	char err[4096];
+};
+
+/* The run's name, the signal thread, the machine and the result directory: everything that
+ * forks (git) or may fail on bad input happens before any worker exists. */
+static int run_prepare(struct run *x)
+{
+	struct bench_result *r = &x->r;
 	time_t wall = time(NULL);
 	struct tm tm;
 	gmtime_r(&wall, &tm);
-	strftime(r.date, sizeof r.date, "%Y-%m-%dT%H:%M:%SZ", &tm);
+	strftime(r->date, sizeof r->date, "%Y-%m-%dT%H:%M:%SZ", &tm);
 	char stamp[32];
 	strftime(stamp, sizeof stamp, "%Y%m%dT%H%M%SZ", &tm);
-	snprintf(r.run_id, sizeof r.run_id, "%s-%s-%s", stamp, o->policy->name, o->workload->name);
-	while (r.nclasses < SB_MAX_CLASSES && o->workload->classes && o->workload->classes[r.nclasses])
-		r.nclasses++;
-
-	if (bench_signals_start(err, sizeof err) != 0) {
-		bench_error("%s", err);
+	snprintf(r->run_id, sizeof r->run_id, "%s-%s-%s", stamp, x->o->policy->name, x->o->workload->name);
+	while (r->nclasses < SB_MAX_CLASSES && x->o->workload->classes && x->o->workload->classes[r->nclasses])
+		r->nclasses++;
+	if (bench_signals_start(x->err, sizeof x->err) != 0) {
+		bench_error("%s", x->err);
 		return BENCH_EXIT_FAIL;
 	}
-	/* everything that forks (git) or may fail on bad input happens before any worker exists */
-	struct bench_host host;
-	bench_host_collect(&host);
-	if (bench_out_prepare(o->out, r.run_id, sizeof r.run_id, err, sizeof err) != 0) {
-		bench_error("%s", err);
+	bench_host_collect(&x->host);
+	if (bench_out_prepare(x->o->out, r->run_id, sizeof r->run_id, x->err, sizeof x->err) != 0) {
+		bench_error("%s", x->err);
 		return BENCH_EXIT_USAGE;
 	}
+	return 0;
+}
 
-	r.t0 = sb_now_ns();
-	struct sb_rt *rt;
-	int e = sb_rt_create(&rt, &o->core, o->policy, o->pparams, err, sizeof err);
+/* The runtime, then the workload's clients. */
+static int run_start(struct run *x)
+{
+	struct bench_opts *o = x->o;
+	x->r.t0 = sb_now_ns();
+	int e = sb_rt_create(&x->rt, &o->core, o->policy, o->pparams, x->err, sizeof x->err);
 	if (e) {
 		bench_out_abandon();
-		bench_error("cannot start policy %s: %s", o->policy->name, err);
+		bench_error("cannot start policy %s: %s", o->policy->name, x->err);
 		return start_failure_status(e);
 	}
-	r.nworkers = sb_rt_nworkers(rt);
+	x->r.nworkers = sb_rt_nworkers(x->rt);
 	/* after every check of the input: jogasaki's default of 5 workers stays the default, and on a
-	 * smaller machine one line says what it means */
-	if (!o->quiet && host.pus && (uint64_t)o->core.thread_count > host.pus)
+	 * smaller machine one line says what it means (simulated workers have a core each) */
+	if (!o->quiet && !sb_exec_virtual() && x->host.pus && (uint64_t)o->core.thread_count > x->host.pus)
 		fprintf(stderr, "schedbed: note: %lld workers on %u hardware threads: the kernel time-slices them "
 				"(--threads %u gives one per core)\n",
-			(long long)o->core.thread_count, host.pus, host.pus);
-	sb_rt_set_class_names(rt, o->workload->classes);
+			(long long)o->core.thread_count, x->host.pus, x->host.pus);
+	sb_rt_set_class_names(x->rt, o->workload->classes);
 	/* trace.json keeps the earliest trace_limit events of the window; no thread needs more */
-	sb_rt_set_trace_cap(rt, (size_t)o->p.trace_limit);
-	sb_rt_set_window(rt, UINT64_MAX, UINT64_MAX); /* nothing recorded during warm-up */
+	sb_rt_set_trace_cap(x->rt, (size_t)o->p.trace_limit);
+	sb_rt_set_window(x->rt, UINT64_MAX, UINT64_MAX); /* nothing recorded during warm-up */
 
-	_Atomic bool stop = false;
-	struct wl_env env = { .rt = rt, .seed = (uint64_t)o->p.seed, .jobs = o->p.jobs, .stop = &stop };
-	void *wst = NULL;
-	uint64_t start = sb_now_ns();
-	uint64_t warm_end = start + (uint64_t)(o->p.warmup * 1e9);
-	uint64_t deadline = o->p.jobs ? UINT64_MAX : warm_end + (uint64_t)(o->p.duration * 1e9);
-	struct window win = { .open = false };
+	x->env = (struct wl_env){ .rt = x->rt, .seed = (uint64_t)o->p.seed, .jobs = o->p.jobs, .stop = &x->stop,
+				  .stop_ns = &x->stop_ns };
+	x->start = sb_now_ns();
 	/* without a warm-up the window opens before the first job, or a bounded run would miss the
 	 * jobs its clients submit at once */
 	if (o->p.warmup == 0)
-		window_open(rt, &r, &win, start);
-	if ((e = o->workload->start(&env, o->wparams, &wst, err, sizeof err)) != 0) {
-		atomic_store(&stop, true);
-		sb_rt_destroy(rt);
+		window_open(x->rt, &x->r, &x->win, x->start);
+	if ((e = o->workload->start(&x->env, o->wparams, &x->wst, x->err, sizeof x->err)) != 0) {
+		atomic_store(&x->stop, true);
+		sb_rt_destroy(x->rt);
 		bench_out_abandon();
-		bench_error("cannot start workload %s: %s", o->workload->name, err);
+		bench_error("cannot start workload %s: %s", o->workload->name, x->err);
 		return start_failure_status(e);
 	}
-	struct progress pg = { .on = !o->quiet, .tty = isatty(STDERR_FILENO), .next = start + 1000000000ull,
-			       .last_t = start };
+	return 0;
+}
+
+/* Warm-up and the window, until the duration is up, a bounded run is done or the run failed. */
+static void run_measure(struct run *x)
+{
+	struct bench_opts *o = x->o;
+	uint64_t warm_end = x->start + (uint64_t)(o->p.warmup * 1e9);
+	uint64_t deadline = o->p.jobs ? UINT64_MAX : warm_end + (uint64_t)(o->p.duration * 1e9);
+	struct progress pg = { .on = !o->quiet, .tty = isatty(STDERR_FILENO), .next_wall = wall_ns() + 1000000000ull,
+			       .last_t = x->start };
 	for (;;) {
 		uint64_t now = sb_now_ns();
-		if (!win.open && now >= warm_end)
-			window_open(rt, &r, &win, now);
-		if (sb_rt_failure(rt) || now >= deadline || (o->p.jobs && o->workload->done(wst)))
+		if (!x->win.open && now >= warm_end)
+			window_open(x->rt, &x->r, &x->win, now);
+		if (sb_rt_failure(x->rt) || now >= deadline || (o->p.jobs && o->workload->done(x->wst)))
 			break;
-		progress(&pg, o, wst, start, now, win.open);
+		progress(&pg, o, x->wst, x->start, now, x->win.open);
 		sleep_ms(o->p.jobs ? 2 : 10);
 	}
-	r.win_end = sb_now_ns();
-	if (!win.open) /* stopped before the warm-up ended (a failure, or a quicker bounded run) */
-		window_open(rt, &r, &win, r.win_end);
-	sb_rt_set_window(rt, r.win_start, r.win_end);
-	counters_now(rt, r.window_cnt);
-	struct bench_cpu cpu1 = cpu_now();
-	for (unsigned c = 0; c < SB_NR_COUNTERS; c++)
-		r.window_cnt[c] -= win.cnt0[c];
-	/* rusage counts whole microseconds: difference them as such, so 0.056174 s does not print as
-	 * 0.056173999999999995 */
-	r.cpu_window = (struct bench_cpu){ round((cpu1.user_s - win.cpu0.user_s) * 1e6) / 1e6,
-					   round((cpu1.sys_s - win.cpu0.sys_s) * 1e6) / 1e6, cpu1.maxrss_kib };
-	r.window_s = (double)(r.win_end - r.win_start) / 1e9;
 	if (pg.on && pg.tty)
 		fputc('\n', stderr);
+}
 
-	atomic_store(&stop, true);
+/* Close the window: its counters and CPU time. */
+static void window_close(struct run *x)
+{
+	struct bench_result *r = &x->r;
+	r->win_end = sb_now_ns();
+	x->closed_wall = wall_ns();
+	if (!x->win.open) /* stopped before the warm-up ended (a failure, or a quicker bounded run) */
+		window_open(x->rt, r, &x->win, r->win_end);
+	sb_rt_set_window(x->rt, r->win_start, r->win_end);
+	counters_now(x->rt, r->window_cnt);
+	struct bench_cpu cpu1 = cpu_now();
+	for (unsigned c = 0; c < SB_NR_COUNTERS; c++)
+		r->window_cnt[c] -= x->win.cnt0[c];
+	/* rusage counts whole microseconds: difference them as such, so 0.056174 s does not print as
+	 * 0.056173999999999995 */
+	r->cpu_window = (struct bench_cpu){ round((cpu1.user_s - x->win.cpu0.user_s) * 1e6) / 1e6,
+					    round((cpu1.sys_s - x->win.cpu0.sys_s) * 1e6) / 1e6, cpu1.maxrss_kib };
+	r->window_s = (double)(r->win_end - r->win_start) / 1e9;
+}
+
+/* Tell the workload to stop, give pending jobs the drain time, stop the runtime. */
+static void run_stop(struct run *x)
+{
+	struct bench_opts *o = x->o;
+	struct bench_result *r = &x->r;
+	struct wl_counts now;
+	o->workload->counts(x->wst, &now);
+	step(o, x->closed_wall, "window closed; stopping with %llu jobs in flight (--drain %g s)",
+	     (unsigned long long)(now.jobs_submitted - now.jobs_done), o->p.drain);
+	/* relaxed: published by the seq_cst store of stop below, which open-loop clients read with
+	 * acquire before they read this (wl_arrivals_end) */
+	atomic_store_explicit(&x->stop_ns, r->win_end, memory_order_relaxed);
+	atomic_store(&x->stop, true);
 	struct drain dr;
-	drain_start(&dr, rt, o->p.drain);
-	o->workload->stop(wst);
+	drain_start(&dr, x->rt, o->p.drain);
+	o->workload->stop(x->wst);
 	drain_end(&dr);
-	sb_rt_stop(rt, SB_STOP_DRAIN);
-	r.stop_s = (double)(sb_now_ns() - r.win_end) / 1e9;
-	r.cpu_total = cpu_now();
-	o->workload->counts(wst, &r.wl);
+	sb_rt_stop(x->rt, SB_STOP_DRAIN);
+	r->stop_s = (double)(sb_now_ns() - r->win_end) / 1e9;
+	r->cpu_total = cpu_now();
+	o->workload->counts(x->wst, &r->wl);
+	r->arrivals_s = (double)(r->win_end - x->start) / 1e9;
+}
 
-	const char *fail = sb_rt_failure(rt);
-	r.failure = fail ? strdup(fail) : NULL;
-	r.worker_cnt = calloc(r.nworkers ? r.nworkers : 1, sizeof *r.worker_cnt);
-	struct collect col = { .r = &r };
-	if (!r.worker_cnt)
+/* Everything the core recorded, merged; false when out of memory. */
+static bool read_back(struct run *x)
+{
+	struct bench_result *r = &x->r;
+	step(x->o, x->closed_wall, "stopped; reading back the recordings");
+	const char *fail = sb_rt_failure(x->rt);
+	r->failure = fail ? strdup(fail) : NULL;
+	r->worker_cnt = calloc(r->nworkers ? r->nworkers : 1, sizeof *r->worker_cnt);
+	struct collect col = { .r = r };
+	if (!r->worker_cnt)
 		col.oom = true;
-	for (unsigned i = 0; r.worker_cnt && i < r.nworkers; i++)
-		sb_rt_worker_counters(rt, i, r.worker_cnt[i]);
-	sb_rt_other_counters(rt, r.other_cnt);
-	counters_now(rt, r.total_cnt);
-	r.unfinished = r.total_cnt[SB_C_UNFINISHED];
-	reconcile(&r);
-	sb_rt_visit_recordings(rt, visit, &col);
-	struct pstat_sink ps = { .r = &r };
-	sb_rt_policy_stats(rt, pstat, &ps);
-	qsort(r.rows, r.nrows, sizeof *r.rows, row_order);
+	for (unsigned i = 0; r->worker_cnt && i < r->nworkers; i++)
+		sb_rt_worker_counters(x->rt, i, r->worker_cnt[i]);
+	sb_rt_other_counters(x->rt, r->other_cnt);
+	counters_now(x->rt, r->total_cnt);
+	r->unfinished = r->total_cnt[SB_C_UNFINISHED];
+	reconcile(r);
+	sb_rt_visit_recordings(x->rt, visit, &col);
+	struct pstat_sink ps = { .r = r };
+	sb_rt_policy_stats(x->rt, pstat, &ps);
+	step(x->o, x->closed_wall, "sorting %zu job rows and computing percentiles", r->nrows);
+	qsort(r->rows, r->nrows, sizeof *r->rows, row_order);
+	return !col.oom && bench_percentiles(r) == 0 && (r->lat = bench_hist_build(r)) != NULL;
+}
 
-	int rc = BENCH_EXIT_OK;
-	if (col.oom || bench_percentiles(&r) != 0) {
+/* Overloaded: the clients fell behind their arrivals by more than --max-lag, or jobs still
+ * pending after a drain time were cancelled. Jobs cancelled by --drain 0 are a requested
+ * shutdown, not an overload. Fills r->overload with the reason ("" when none). */
+static void judge_overload(const struct bench_opts *o, struct bench_result *r)
+{
+	r->overload[0] = 0;
+	const struct wl_counts *w = &r->wl;
+	if (w->arrival_classes && (double)w->lag_max_ns > o->p.max_lag * 1e9) {
+		uint64_t off = 0, un = 0;
+		for (unsigned k = 0; k < SB_MAX_CLASSES; k++) {
+			off += w->arrivals[k].offered;
+			un += w->arrivals[k].unissued;
+		}
+		snprintf(r->overload, sizeof r->overload,
+			 "the clients fell behind their arrivals by up to %.3g s (--max-lag %g s); %llu of %llu offered "
+			 "arrivals (%.1f%%) were never issued",
+			 (double)w->lag_max_ns / 1e9, o->p.max_lag, (unsigned long long)un, (unsigned long long)off,
+			 off ? 100.0 * (double)un / (double)off : 0.0);
+	} else if (r->unfinished && o->p.drain > 0) {
+		snprintf(r->overload, sizeof r->overload,
+			 "%llu jobs still pending %g s after the window were cancelled (counted as unfinished in "
+			 "summary.json)", (unsigned long long)r->unfinished, o->p.drain);
+	}
+}
+
+/* The files, the table, and the exit status. */
+static int run_publish(struct run *x)
+{
+	struct bench_opts *o = x->o;
+	struct bench_result *r = &x->r;
+	judge_overload(o, r);
+	if (bench_rows_written(o, r))
+		step(o, x->closed_wall, "writing the result files (jobs.csv.gz: %zu rows)", r->nrows);
+	else
+		step(o, x->closed_wall, "writing the result files: %zu jobs, over --rows %lld: latency-hist.json.gz "
+		     "only, no jobs.csv.gz", r->nrows, (long long)o->p.rows);
+	if (write_files(o, r, &x->host, x->err, sizeof x->err) != 0 || bench_out_publish(x->err, sizeof x->err) != 0) {
+		bench_out_abandon();
+		bench_error("%s", x->err);
+		return BENCH_EXIT_FAIL;
+	}
+	bench_print_table(stdout, o, r);
+	printf("results: %s\n", bench_out_final());
+	fflush(stdout);
+	if (r->failure) {
+		/* the core has printed the whole report; one line here says what it means */
+		bench_error("run failed: %.*s (the full text is in summary.json)", (int)strcspn(r->failure, "\n"),
+			    r->failure);
+		return BENCH_EXIT_FAIL;
+	}
+	if (!r->recon_ok) {
+		bench_error("run failed: %s", r->recon_text);
+		return BENCH_EXIT_FAIL;
+	}
+	if (r->wl.results_wrong) {
+		bench_error("run failed: %llu wrong results; the first: %s", (unsigned long long)r->wl.results_wrong,
+			    r->wl.wrong_text);
+		return BENCH_EXIT_FAIL;
+	}
+	if (r->overload[0]) {
+		bench_error("run overloaded: %s", r->overload);
+		return BENCH_EXIT_OVERLOADED;
+	}
+	return BENCH_EXIT_OK;
+}
+
+int bench_run(struct bench_opts *o)
+{
+	struct run *x = calloc(1, sizeof *x);
+	if (!x) {
+		bench_error("out of memory");
+		return BENCH_EXIT_FAIL;
+	}
+	x->o = o;
+	int rc = run_prepare(x);
+	if (!rc)
+		rc = run_start(x);
+	if (rc) {
+		free(x);
+		return rc;
+	}
+	run_measure(x);
+	window_close(x);
+	run_stop(x);
+	if (!read_back(x)) {
 		bench_out_abandon();
 		bench_error("out of memory while reading the recordings back");
 		rc = BENCH_EXIT_FAIL;
-	} else if (write_files(o, &r, &host, err, sizeof err) != 0 || bench_out_publish(err, sizeof err) != 0) {
-		bench_out_abandon();
-		bench_error("%s", err);
-		rc = BENCH_EXIT_FAIL;
 	} else {
-		bench_print_table(stdout, o, &r);
-		printf("results: %s\n", bench_out_final());
-		fflush(stdout);
-		if (r.failure) {
-			/* the core has printed the whole report; one line here says what it means */
-			bench_error("run failed: %.*s (the full text is in summary.json)", (int)strcspn(r.failure, "\n"),
-				    r.failure);
-			rc = BENCH_EXIT_FAIL;
-		} else if (!r.recon_ok) {
-			bench_error("run failed: %s", r.recon_text);
-			rc = BENCH_EXIT_FAIL;
-		} else if (r.wl.results_wrong) {
-			bench_error("run failed: %llu wrong results; the first: %s", (unsigned long long)r.wl.results_wrong,
-				    r.wl.wrong_text);
-			rc = BENCH_EXIT_FAIL;
-		} else if (r.unfinished) {
-			bench_error("run overloaded: %llu jobs still pending %g s after the window were cancelled "
-				    "(counted as unfinished in summary.json)", (unsigned long long)r.unfinished, o->p.drain);
-			rc = BENCH_EXIT_OVERLOADED;
-		}
+		rc = run_publish(x);
 	}
-	o->workload->destroy(wst);
-	sb_rt_destroy(rt);
-	result_free(&r);
+	o->workload->destroy(x->wst);
+	sb_rt_destroy(x->rt);
+	result_free(&x->r);
+	free(x);
 	return rc;
 }

@@ -17,9 +17,36 @@ import argparse
 import csv
 import glob
 import os
+import sys
 
 from sbresults import (np, Runner, cdf, die, fmt_rate, job_latencies, load_run, main_classes, parse_with_passthrough, plt,
                        policy_names, save, split_list)
+
+
+# a jobs.csv.gz row takes about 23 bytes compressed (an oltp run); schedbed writes rows only for
+# windows of up to --rows jobs, beyond that only latency-hist.json.gz (a few KB)
+ROW_BYTES, DEFAULT_ROWS = 23, 1000000
+
+
+def plan(npol, reps, extra):
+    """One line before the first run: how many runs, how long, and the most they can write."""
+    def opt(names, default):
+        for i, x in enumerate(extra[:-1]):
+            if x in names:
+                return float(extra[i + 1])
+        return default
+    n = npol * reps
+    if opt(("--jobs", "-n"), 0):
+        each, length = None, "bounded by --jobs"
+    else:
+        each = opt(("--warmup",), 1.0) + opt(("--duration", "-d"), 10.0)
+        length = f"about {each:g} s each"
+    drain = opt(("--drain",), 5.0)
+    most = (ROW_BYTES * opt(("--rows",), DEFAULT_ROWS) + 100e3) * n
+    when = (f": at least {n * each / 60:.1f} min, at most {n * (each + drain + 1) / 60:.1f} min with the drain"
+            if each else "")
+    return (f"compare: {npol} policies x {reps} rounds = {n} runs, {length}{when}; at most about "
+            f"{most / 1e6:.0f} MB in all (per-job rows only for windows of up to --rows jobs)")
 
 
 def do_runs(a, extra):
@@ -27,6 +54,7 @@ def do_runs(a, extra):
     if os.path.exists(a.dir) and os.listdir(a.dir):
         die(f"{a.dir} exists and is not empty; give a new directory")
     base = ["--workload", a.workload, "--seed", str(a.seed)] + (["--threads", str(a.threads)] if a.threads else [])
+    print(plan(len(policies), a.reps, extra), file=sys.stderr)
     runner = Runner(a.schedbed, len(policies) * a.reps)
     for k in range(1, a.reps + 1):
         for p in policies:

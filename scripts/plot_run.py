@@ -2,7 +2,8 @@
 """plot_run.py RUN_DIR - the figures of one `schedbed run`, written into RUN_DIR.
 
 latency_cdf.png/.pdf: the latency distribution of each job class (CDF on a log axis, and the
-tail as a complementary CDF, where p99 and p99.9 can be read off). timeline.png/.pdf, when the
+tail as a complementary CDF, where p99 and p99.9 can be read off), from the run's
+latency-hist.json.gz: each job at its bucket's upper bound, within 1/64 of its latency. timeline.png/.pdf, when the
 run was traced (trace.json): what each worker did over the first stretch of the measurement
 window, one lane per worker, tasks coloured by job class, stolen ones darker, suspensions grey
 and wake-ups marked.
@@ -14,28 +15,34 @@ import json
 import os
 import re
 
-from sbresults import np, cdf, die, fmt_ns, job_latencies, load_run, pct, plt, save, tail, title_of
+from sbresults import (np, cdf, die, fmt_ns, job_latencies, latency_hist, load_run, plt, save, tail, title_of,
+                       weighted_pct)
 
 TS = re.compile(r'"ts":([0-9.eE+-]+)')
 
 
 def latency_figure(run):
+    """From latency-hist.json.gz (a few KB whatever the run's size: seconds and little memory for
+    millions of jobs), or from the per-job rows of a run older than it."""
     s = run["summary"]
-    lat = job_latencies(run["dir"])
-    if not lat:
+    hist = latency_hist(run["dir"])
+    if hist is None:
+        hist = {c: (np.sort(v), np.ones(len(v))) for c, v in job_latencies(run["dir"]).items()}
+    if not hist:
         return None
     fig, (a1, a2) = plt.subplots(1, 2, figsize=(12, 4.6))
-    for i, cls in enumerate(sorted(lat, key=lambda c: -len(lat[c]))):
-        v = lat[cls]
-        label = f"{cls} (n={len(v)}, p50 {fmt_ns(pct(v, 50))}, p99 {fmt_ns(pct(v, 99))})"
-        colour = plt.cm.tab10(i % 10) if len(lat) <= 10 else plt.cm.tab20(i % 20)
-        cdf(a1, v, label, color=colour)
-        tail(a2, v, None, color=colour)
+    for i, cls in enumerate(sorted(hist, key=lambda c: -hist[c][1].sum())):
+        x, n = hist[cls]
+        label = (f"{cls} (n={int(n.sum())}, p50 {fmt_ns(weighted_pct(x, n, 50))}, "
+                 f"p99 {fmt_ns(weighted_pct(x, n, 99))})")
+        colour = plt.cm.tab10(i % 10) if len(hist) <= 10 else plt.cm.tab20(i % 20)
+        cdf(a1, x, label, counts=n, color=colour)
+        tail(a2, x, None, counts=n, color=colour)
     a1.set_title("CDF of job latency per class")
     a2.set_title("tail: fraction slower than x (dotted: p99, p99.9)")
     # one legend for both panels, below them: with many classes it would hide the curves
     fig.legend(*a1.get_legend_handles_labels(), loc="upper center", bbox_to_anchor=(0.5, 0.0),
-               ncol=min(3, len(lat)), title="job class (jobs in the window, p50, p99)")
+               ncol=min(3, len(hist)), title="job class (jobs in the window, p50, p99)")
     fig.suptitle(f"{title_of(s)}: job latency (arrival to teardown), {s['threads']} workers, "
                  f"{s['window_s']:.2f} s window\n{s['run_id']}")
     fig.tight_layout()

@@ -1,6 +1,7 @@
 """sbresults.py - what the plotting and experiment scripts share.
 
-Owns reading a run directory written by `schedbed run` (summary.json, meta.json, jobs.csv.gz),
+Owns reading a run directory written by `schedbed run` (summary.json, meta.json, jobs.csv.gz,
+latency-hist.json.gz),
 the look of every figure (units, log axes, saving PNG and PDF side by side), and running
 `schedbed run` from a script with one progress line per run. It knows no policy and no
 workload by name: everything it shows comes from the files. Does not own any figure's content;
@@ -91,32 +92,70 @@ def job_rows(run_dir):
         return list(csv.DictReader(f))
 
 
-def job_latencies(run_dir):
-    """{class name: numpy array of latencies in ns} from the run's per-job rows."""
+def latency_hist(run_dir):
+    """{class name: (latencies in ns, jobs)} of the run's latency-hist.json.gz: every bucket that
+    holds jobs that ended ok, at its upper bound (at most 1/64 above the jobs in it), ascending;
+    None when the run has no such file (runs older than it)."""
+    from sweep import HIST_FILE, bucket_low, bucket_width, hist_pairs, read_histogram
+    if not os.path.exists(os.path.join(run_dir, HIST_FILE)):
+        return None
+    doc = read_histogram(run_dir)
     out = {}
-    for row in job_rows(run_dir):
+    for cls in doc["classes"]:
+        pairs = hist_pairs(doc, cls)
+        if cls != "all" and pairs:
+            out[cls] = (np.array([bucket_low(i) + bucket_width(i) - 1 for i, _ in pairs], dtype=np.float64),
+                        np.array([n for _, n in pairs], dtype=np.float64))
+    return out
+
+
+def job_latencies(run_dir):
+    """{class name: numpy array of latencies in ns}: the exact ones from the run's per-job rows,
+    or, for a run that wrote none (past schedbed's --rows), each job at its histogram bucket's
+    upper bound."""
+    rows = job_rows(run_dir)
+    if not rows:
+        return {c: np.repeat(x, n.astype(np.int64)) for c, (x, n) in (latency_hist(run_dir) or {}).items()}
+    out = {}
+    for row in rows:
         if "class" not in row or "latency_ns" not in row:
             die(f"{run_dir}: per-job rows lack class/latency_ns: {sorted(row)}")
         out.setdefault(row["class"], []).append(int(row["latency_ns"]))
     return {k: np.asarray(v, dtype=np.float64) for k, v in out.items()}
 
 
-def cdf(ax, lat_ns, label, **kw):
-    """Empirical CDF of latencies, x in µs on a log axis."""
-    x = np.sort(lat_ns) / 1e3
-    y = np.arange(1, len(x) + 1) / len(x)
-    ax.step(x, y, where="post", label=label, **kw)
+def weighted_pct(x, n, q):
+    """Percentile q (0..100) by nearest rank of values x (ascending) held by n[i] jobs each."""
+    cum = np.cumsum(n)
+    return float(x[min(int(np.searchsorted(cum, max(1.0, np.ceil(q / 100 * cum[-1] - 1e-9)))), len(x) - 1)])
+
+
+def _steps(lat_ns, counts):
+    """x in µs (ascending), jobs at each x, and the running total: from raw latencies, or from
+    (value, count) pairs such as latency_hist's."""
+    if counts is None:
+        x = np.sort(np.asarray(lat_ns, dtype=np.float64))
+        c = np.ones(len(x))
+    else:
+        x, c = np.asarray(lat_ns, dtype=np.float64), np.asarray(counts, dtype=np.float64)
+    return x / 1e3, c, np.cumsum(c)
+
+
+def cdf(ax, lat_ns, label, counts=None, **kw):
+    """Empirical CDF of latencies (or of values held by `counts` jobs each), x in µs on a log axis."""
+    x, _, cum = _steps(lat_ns, counts)
+    ax.step(x, cum / cum[-1], where="post", label=label, **kw)
     ax.set_xscale("log")
     ax.set_xlabel("job latency (µs, log scale)")
     ax.set_ylabel("fraction of jobs at or below")
     ax.set_ylim(0, 1.01)
 
 
-def tail(ax, lat_ns, label, **kw):
+def tail(ax, lat_ns, label, counts=None, **kw):
     """Complementary CDF on log-log axes: where p99 and p99.9 live."""
-    x = np.sort(lat_ns) / 1e3
-    n = len(x)
-    y = 1.0 - np.arange(0, n) / n
+    x, c, cum = _steps(lat_ns, counts)
+    n = cum[-1]
+    y = 1.0 - (cum - c) / n
     ax.step(x, y, where="post", label=label, **kw)
     ax.set_xscale("log")
     ax.set_yscale("log")

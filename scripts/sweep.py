@@ -59,7 +59,6 @@ DEFAULT_SCHEDBED = "build/release/schedbed"
 RESULT_FILES = ("summary.json", "meta.json")
 # what a slim run keeps besides them: per-worker counters and every job's latency as a histogram
 KEEP_FILES = RESULT_FILES + ("workers.csv", "latency-hist.json.gz")
-JOBS_FILE = "jobs.csv.gz"
 HIST_FILE = "latency-hist.json.gz"
 MANIFEST = "manifest.jsonl"
 PEER_NAME = re.compile(r"[A-Za-z0-9_.-]+")  # a program beside schedbed (peers_omp), never a path
@@ -394,8 +393,6 @@ def run_line(root, ln, schedbed, tree):
     bad = check_commit(out, tree)
     if bad:
         return finish(False, bad, p.returncode)
-    if ln["program"] == "schedbed" and os.path.exists(os.path.join(out, JOBS_FILE)):
-        write_histogram(out)
     slim = ln.get("slim")
     if slim:  # the per-job rows are big; their latencies stay, as a histogram per class; a list names what else to keep
         keep = set(KEEP_FILES) | (set(slim) if isinstance(slim, list) else set())
@@ -427,6 +424,7 @@ def check_commit(out, tree):
 
 
 # ---- per-job latencies as a log-bucket histogram ----------------------------------------------
+# schedbed writes latency-hist.json.gz itself (harness/hist.c); this is its reader.
 # Exact below 2**SUB_BITS ns; above, each power of two is cut into 2**(SUB_BITS-1) buckets, so a
 # bucket is at most 1/64 of its lower bound wide: any percentile comes back within 1.6%. Bucket
 # i holds [bucket_low(i), bucket_low(i) + bucket_width(i)); with SUB_BITS 7, i = 64 * shift +
@@ -451,39 +449,6 @@ def bucket_low(i):
 
 def bucket_width(i):
     return 1 if i < 2 * HALF else 1 << (i // HALF - 1)
-
-
-def write_histogram(out):
-    """out/latency-hist.json.gz from out/jobs.csv.gz: per job class (and "all") the occupied
-    buckets of the window's finished jobs, so every percentile of every class can be recomputed
-    after the per-job rows are gone (hist_pairs, hist_percentile)."""
-    import gzip
-    classes = {}
-    with gzip.open(os.path.join(out, JOBS_FILE), "rt", newline="") as f:
-        for row in csv.DictReader(f):
-            if row.get("status", "ok") != "ok" or row.get("latency_ns", "") == "":
-                continue
-            h = classes.setdefault(row["class"], {})
-            b = bucket_index(int(row["latency_ns"]))
-            h[b] = h.get(b, 0) + 1
-    total = {}
-    for h in classes.values():
-        for b, n in h.items():
-            total[b] = total.get(b, 0) + n
-    classes["all"] = total
-    doc = {"unit": "ns", "sub_bits": SUB_BITS,
-           "buckets": "per class: first (the lowest occupied bucket), gaps (empty buckets before each next "
-                      "occupied one), counts (jobs in each occupied bucket); bucket i < 2**sub_bits holds latency "
-                      "i, above it [(i - h*s) << s, + 2**s) with h = 2**(sub_bits-1), s = i // h - 1",
-           "classes": {}}
-    for c, h in sorted(classes.items()):
-        idx = sorted(h)
-        doc["classes"][c] = {"first": idx[0] if idx else 0, "gaps": [b - a - 1 for a, b in zip(idx, idx[1:])],
-                             "counts": [h[i] for i in idx]}
-    tmp = os.path.join(out, HIST_FILE + ".tmp")
-    with gzip.open(tmp, "wt") as f:
-        json.dump(doc, f, separators=(",", ":"))
-    os.rename(tmp, os.path.join(out, HIST_FILE))
 
 
 def read_histogram(run_dir):

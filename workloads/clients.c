@@ -121,6 +121,15 @@ void wl_clients_counts(struct wl_clients *cs, struct wl_counts *out)
 	out->tasks_created = tasks;
 	out->results_wrong = atomic_load_explicit(&cs->nr_wrong, memory_order_relaxed);
 	out->wrong_text = cs->wrong_text;
+	out->arrival_classes = atomic_load_explicit(&cs->arrival_classes, memory_order_relaxed);
+	for (unsigned k = 0; k < SB_MAX_CLASSES; k++)
+		out->arrivals[k] = (struct wl_arrival_counts){
+			.offered = atomic_load_explicit(&cs->nr_offered[k], memory_order_relaxed),
+			.issued = atomic_load_explicit(&cs->nr_issued[k], memory_order_relaxed),
+			.unissued = atomic_load_explicit(&cs->nr_unissued[k], memory_order_relaxed),
+			.completed = atomic_load_explicit(&cs->nr_arrivals_done[k], memory_order_relaxed),
+		};
+	out->lag_max_ns = atomic_load_explicit(&cs->lag_max_ns, memory_order_relaxed);
 }
 
 void wl_clients_free(struct wl_clients *cs)
@@ -260,6 +269,8 @@ void wl_count_done(struct wl_clients *cs, struct sb_job *j)
 {
 	if (sb_job_status(j) != SB_JOB_OK)
 		atomic_fetch_add_explicit(&cs->jobs_failed, 1, memory_order_relaxed);
+	else if (atomic_load_explicit(&cs->arrival_classes, memory_order_relaxed) >> j->cls & 1)
+		atomic_fetch_add_explicit(&cs->nr_arrivals_done[j->cls], 1, memory_order_relaxed);
 	atomic_fetch_add_explicit(&cs->jobs_done, 1, memory_order_relaxed);
 }
 

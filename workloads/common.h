@@ -77,6 +77,12 @@ struct wl_clients {
 	_Atomic uint64_t nr_class[SB_MAX_CLASSES]; /* jobs submitted per class */
 	_Atomic uint64_t nr_late;                  /* open-loop arrivals found already due */
 	_Atomic uint64_t nr_late_ns;               /* ... and how late, summed */
+	/* open-loop accounting (wl_counts): each client adds its own tallies once, at
+	 * wl_arrivals_end; completions are counted as they come (wl_count_done) */
+	_Atomic uint32_t arrival_classes;
+	_Atomic uint64_t nr_offered[SB_MAX_CLASSES], nr_issued[SB_MAX_CLASSES], nr_unissued[SB_MAX_CLASSES];
+	_Atomic uint64_t nr_arrivals_done[SB_MAX_CLASSES];
+	_Atomic uint64_t lag_max_ns;
 	_Atomic uint64_t nr_verified;              /* results a workload checked and found right
 	                                              (a wrong one fails its job instead) */
 	_Atomic uint64_t nr_wrong;                 /* results a workload checked and found wrong:
@@ -196,14 +202,22 @@ bool wl_client_wait_until(struct wl_client *c, uint64_t when);
 
 /* Poisson arrivals for one client (owned by its thread). */
 struct wl_arrivals {
-	uint64_t next;       /* intended time of the next arrival */
+	uint64_t next;       /* intended time of the latest arrival drawn */
 	double mean_gap_ns;
+	unsigned cls;        /* the class of the job each arrival submits */
+	bool pending;        /* `next` was drawn and not issued */
+	uint64_t issued, lag_max_ns;
 };
 
-void wl_arrivals_init(struct wl_arrivals *a, double per_second);
+/* per_second 0: a closed loop, nothing is drawn or counted. Otherwise class cls's jobs are
+ * arrivals (wl_counts.arrival_classes). */
+void wl_arrivals_init(struct wl_client *c, struct wl_arrivals *a, double per_second, unsigned cls);
 /* Draw the next arrival from the client's stream and wait for it. An arrival already due (the
  * client was busy) is queued: counted in nr_late / nr_late_ns and returned at once. Returns the
  * intended arrival time (for the job's t_arrival), or 0 when the harness says stop. */
 uint64_t wl_arrival_next(struct wl_client *c, struct wl_arrivals *a);
+/* The client's last word on its arrivals, after its loop (any way it ended): the arrivals due
+ * before the stop that it never issued are counted unissued, and its tallies added to the set's. */
+void wl_arrivals_end(struct wl_client *c, struct wl_arrivals *a);
 
 #endif

@@ -388,7 +388,7 @@ static void client(struct wl_client *c)
 	struct oltp_client *oc = &o->oc[c->idx];
 	bool open = o->p.rate > 0;
 	struct wl_arrivals arr;
-	wl_arrivals_init(&arr, o->p.rate / (double)o->cs.n);
+	wl_arrivals_init(c, &arr, o->p.rate / (double)o->cs.n, C_BEGIN);
 	while (wl_client_more(c)) {
 		uint64_t arrival = 0;
 		if (open && !(arrival = wl_arrival_next(c, &arr)))
@@ -398,6 +398,7 @@ static void client(struct wl_client *c)
 		if (!open && o->p.think_us && !wl_client_wait_until(c, sb_now_ns() + (uint64_t)o->p.think_us * 1000))
 			break;
 	}
+	wl_arrivals_end(c, &arr);
 }
 
 static void oltp_stop(void *st);

@@ -53,7 +53,7 @@ static void client(struct wl_client *c)
 	uint64_t head = 0, tail = 0; /* jobs in flight: ring[head % w .. tail % w) */
 	bool ok = true, open = ty->p.rate > 0;
 	struct wl_arrivals arr;
-	wl_arrivals_init(&arr, ty->p.rate / (double)ty->cs.n);
+	wl_arrivals_init(c, &arr, ty->p.rate / (double)ty->cs.n, 0);
 	while (ok && wl_client_more(c)) {
 		while (head < tail && sb_job_done(ring[head % w]))
 			sb_job_put(ring[head++ % w]);
@@ -69,6 +69,7 @@ static void client(struct wl_client *c)
 		wl_client_submit(c, j, wl_work(&ty->cs, j, ns, 0), ns);
 		ring[tail++ % w] = j;
 	}
+	wl_arrivals_end(c, &arr);
 	/* everything still in flight completes before the producer leaves */
 	while (head < tail) {
 		struct sb_job *j = ring[head++ % w];

@@ -32,6 +32,19 @@ struct wl_env {
 	uint64_t seed;
 	int64_t jobs;           /* total jobs for a bounded run, split over the clients; 0 = until stop */
 	_Atomic bool *stop;     /* raised by the harness at the end of the run */
+	/* The time *stop stands for (sb_now_ns: the window's end), stored before *stop is raised
+	 * (a seq_cst store, so a client that reads *stop true with acquire sees it); NULL or 0: the
+	 * moment a client notices *stop. Open-loop clients count the arrivals due before it that they
+	 * never issued. */
+	_Atomic uint64_t *stop_ns;
+};
+
+/* Open-loop arrivals of one job class (the class of the job an arrival submits: oltp's begin,
+ * tiny's job), over the run until the stop: every arrival the schedule offered was issued
+ * (submitted, however late) or not (still due when the run stopped); offered = issued +
+ * unissued, and completed counts the issued ones whose job ended ok. */
+struct wl_arrival_counts {
+	uint64_t offered, issued, unissued, completed;
 };
 
 struct wl_counts {
@@ -41,6 +54,12 @@ struct wl_counts {
 	uint64_t tasks_created;
 	uint64_t results_wrong; /* results the workload checked and found wrong: the run fails */
 	const char *wrong_text; /* the first of them, "" when none; valid until destroy */
+	/* Open loop (exact after stop(); all zero in a closed loop): per class, and the most any
+	 * client was behind its schedule: an issued arrival's submit time minus its intended time,
+	 * or for one never issued, the stop time minus its intended time. */
+	uint32_t arrival_classes;  /* bit k: class k's jobs are arrivals */
+	struct wl_arrival_counts arrivals[SB_MAX_CLASSES];
+	uint64_t lag_max_ns;
 };
 
 struct sb_workload {

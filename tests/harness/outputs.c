@@ -1,7 +1,7 @@
 /*
  * outputs.c - what a run writes (harness/outputs.c, outdir.c, report.c, json.c, the plots):
  * a small bounded run of the micro workload, under every registered policy, exits 0 and writes
- * the six files: meta.json and summary.json parse and hold the required keys (and the values
+ * the seven files: meta.json and summary.json parse and hold the required keys (and the values
  * the command line set), summary.json's percentiles are jobs.csv's, the CSV headers are exact,
  * every job is a row; scripts/plot_run.py and the run's own plot.gp draw it; harness/outputs.c
  * documents every column and key; two runs never share a result directory; the table names
@@ -59,7 +59,8 @@ ParameterizedTest(struct sb_tpol *pol, cli, good_run_files, .timeout = 60)
 	char *run = good_run(pol->name, dir, true);
 	char listed[4096];
 	listing(run, listed, sizeof listed);
-	cr_expect_str_eq(listed, "jobs.csv.gz\nmeta.json\nplot.gp\nsummary.json\ntrace.json\nworkers.csv\n", "the six files");
+	cr_expect_str_eq(listed, "jobs.csv.gz\nlatency-hist.json.gz\nmeta.json\nplot.gp\nsummary.json\ntrace.json\nworkers.csv\n",
+			 "the seven files");
 	listing(dir, listed, sizeof listed);
 	cr_expect_str_eq(listed, "run\n", "only the result directory, no temporary: %s", listed);
 
@@ -185,6 +186,98 @@ Test(cli, run_gnuplot_script_draws, .timeout = 120)
 	expect_png(run, "latency_cdf_gp.png");
 	expect_png(run, "throughput_gp.png");
 	free(run);
+	scratch_done(dir, o);
+}
+
+/* A run cut short by a shutdown (--drain 0: tiny jobs of 10 ms, a thousand in flight per
+ * producer) has jobs that ended ok and jobs that were cancelled. */
+static void cut_run(const char *dir, const char *out, const char *rows)
+{
+	char *argv[] = { SCHEDBED_BIN, "run", "--policy", "stealing", "--workload", "tiny", "--threads", "2", "--duration",
+			 "0.3", "--warmup", "0", "--drain", "0", "--set", "work_ns=10000000", "--set", "window=1000",
+			 "--rows", (char *)rows, "-q", "--out", (char *)out, NULL };
+	struct outcome *o = outcome_new();
+	run_in(dir, argv, o);
+	cr_assert_eq(o->status, 0, "a shutdown is no failure (exit %d): %s", o->status, o->err);
+	free(o);
+}
+
+/* latency-hist.json.gz holds every job of the window, cancelled ones included: per class and
+ * status its buckets count exactly jobs.csv's rows, each row in the bucket of its latency. */
+Test(cli, latency_hist_keeps_every_job, .timeout = 60)
+{
+	char *dir = make_tmp();
+	cut_run(dir, "cut", "1000000");
+	char run[600];
+	snprintf(run, sizeof run, "%s/cut", dir);
+	cr_expect(python_ok("import csv,gzip,json,sys,collections\n"
+			    "run=sys.argv[1]\n"
+			    "sys.path.insert(0,sys.argv[2]+'/scripts')\n"
+			    "import sweep as sw\n"
+			    "doc=json.load(gzip.open(run+'/latency-hist.json.gz','rt'))\n"
+			    "want=collections.Counter()\n"
+			    "for r in csv.DictReader(gzip.open(run+'/jobs.csv.gz','rt')):\n"
+			    "    want[(r['status'],r['class'],sw.bucket_index(int(r['latency_ns'])))]+=1\n"
+			    "got=collections.Counter()\n"
+			    "groups=[('ok',c) for c in doc['classes'] if c!='all']\n"
+			    "groups+=[(st,c) for st in doc['statuses'] for c in doc['statuses'][st]]\n"
+			    "for st,c in groups:\n"
+			    "    d=doc['classes'] if st=='ok' else doc['statuses'][st]\n"
+			    "    for i,n in sw.hist_pairs({'classes':d},c): got[(st,c,i)]+=n\n"
+			    "assert got==want, (sorted(got.items())[:5], sorted(want.items())[:5])\n"
+			    "assert doc['jobs']['cancelled']>0 and doc['jobs']['ok']>0, doc['jobs']\n"
+			    "s=json.load(open(run+'/summary.json'))\n"
+			    "assert sum(doc['jobs'].values())==s['recorded']['job_rows'], (doc['jobs'], s['recorded'])\n"
+			    "assert sum(doc['finished_ok']['counts'])==doc['jobs']['ok'], doc['finished_ok']\n",
+			    run, SB_SRCDIR),
+		  "the histogram counts every row, by class and status");
+	scratch_done(dir, outcome_new());
+}
+
+/* Past --rows the per-job rows are not written; the histogram is, and both plots draw from it:
+ * plot.gp (its data written in) and plot_run.py. */
+Test(cli, past_rows_the_histogram_is_plotted, .timeout = 120)
+{
+	char *dir = make_tmp();
+	cut_run(dir, "few", "1");
+	char run[600], gp[700];
+	snprintf(run, sizeof run, "%s/few", dir);
+	char listed[4096];
+	listing(run, listed, sizeof listed);
+	cr_expect_str_eq(listed, "latency-hist.json.gz\nmeta.json\nplot.gp\nsummary.json\nworkers.csv\n",
+			 "no jobs.csv.gz past --rows: %s", listed);
+	snprintf(gp, sizeof gp, "%s/summary.json", run);
+	cr_expect(python_ok("import json,sys\n"
+			    "s=json.load(open(sys.argv[1]))\n"
+			    "assert s['recorded']['job_rows_written'] is False and s['recorded']['job_rows'] > 1, s['recorded']\n",
+			    gp, NULL),
+		  "summary.json says the rows were not written");
+	snprintf(gp, sizeof gp, "%s/plot.gp", run);
+	struct outcome *o = outcome_new();
+	char *dumb[] = { "/usr/bin/gnuplot", "-e", "term='dumb'", gp, NULL };
+	run_in(dir, dumb, o);
+	cr_expect_eq(o->status, 0, "gnuplot (dumb): exit %d, stderr: %s", o->status, o->err);
+	cr_expect(strstr(o->out, "latency CDF") && strstr(o->out, "tiny") && strstr(o->out, "jobs finished per second"),
+		  "the CDF and the throughput in the terminal: %s", o->out);
+	cr_expect(o->err[0] == 0, "gnuplot says nothing on stderr: %s", o->err);
+	char *plot[] = { PYTHON, SB_SRCDIR "/scripts/plot_run.py", run, NULL };
+	run_in(dir, plot, o);
+	cr_expect_eq(o->status, 0, "plot_run.py: exit %d, stderr: %s", o->status, o->err);
+	expect_png(run, "latency_cdf.png");
+	scratch_done(dir, o);
+}
+
+/* Every counter has its line in `schedbed outputs`: none reads "(null)". */
+Test(cli, outputs_explains_every_counter, .timeout = 30)
+{
+	char *dir = make_tmp();
+	char *argv[] = { SCHEDBED_BIN, "outputs", NULL };
+	struct outcome *o = outcome_new();
+	run_in(dir, argv, o);
+	cr_assert_eq(o->status, 0, "%s", o->err);
+	cr_expect(!strstr(o->out, "(null)"), "no counter without its explanation: %s", o->out);
+	for (unsigned c = 0; c < SB_NR_COUNTERS; c++)
+		cr_expect(strstr(o->out, sb_counter_help[c]), "counter %s explained", sb_counter_names[c]);
 	scratch_done(dir, o);
 }
 
