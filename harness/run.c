@@ -395,7 +395,7 @@ int bench_run(struct bench_opts *o)
 	r.nworkers = sb_rt_nworkers(rt);
 	/* after every check of the input: jogasaki's default of 5 workers stays the default, and on a
 	 * smaller machine one line says what it means */
-	if (!o->quiet && host.pus && (uint64_t)o->core.thread_count > host.pus)
+	if (!o->quiet && host.pus && (uint64_t)o->core.thread_count > host.pus && strcmp(o->executor, "sim") != 0)
 		fprintf(stderr, "schedbed: note: %lld workers on %u hardware threads: the kernel time-slices them "
 				"(--threads %u gives one per core)\n",
 			(long long)o->core.thread_count, host.pus, host.pus);
