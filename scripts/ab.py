@@ -114,6 +114,7 @@ def main():
         p = subprocess.run([a.schedbed, "run", "--dry-run", "--quiet"] + args + common, capture_output=True, text=True)
         if p.returncode != 0:
             die(f"{name}: " + (p.stderr.strip().splitlines() or [f"exit {p.returncode}"])[-1], p.returncode)
+    sweep.require_clean(a.allow_dirty)  # refused before the directory exists, not after
     lines = manifest_lines(sides, a.reps, a.seed, common)
     sweep.write_manifest(a.dir, lines)
     print(announce(lines), flush=True)
