@@ -78,7 +78,7 @@ def report(root):
           f"commit {(a[0]['meta'].get('git') or {}).get('sha', '?')[:12]}")
     for text in sbverdict.table("A", a, "B", b):
         print(text)
-    worst = max(r["summary"]["all"]["p99"] for r in a + b)
+    worst = max((r["summary"]["all"]["p99"] or 0) for r in a + b)
     print(f"(medians over runs with 95% bootstrap intervals; an ordering only where the intervals do not "
           f"overlap; worst p99 of any run {fmt_ns(worst)})")
     return 0

@@ -88,7 +88,9 @@ def metrics(runs):
 
 
 def verdict(a, b, higher_is_better):
-    """B against A from their per-run values: "faster", "slower" or sbstats.NO_DIFFERENCE."""
+    """B against A from their per-run values: "faster", "slower" or sbstats.NO_DIFFERENCE. A run
+    that finished no job in its window has no percentile (None) and counts for nothing."""
+    a, b = [x for x in a if x is not None], [x for x in b if x is not None]
     ca, cb = sbstats.median_ci(a), sbstats.median_ci(b)
     said = sbstats.order("A", ca, "B", cb, len(a), len(b))
     if said == sbstats.NO_DIFFERENCE:
@@ -113,7 +115,7 @@ def table(name_a, runs_a, name_b, runs_b, only=None):
     lines = [f"{'metric':<20} {name_a + ' median [95% CI]':>30}  {name_b + ' median [95% CI]':>30}  "
              f"{name_b} against {name_a}"]
     for m, hib, vb in metrics(runs_b):
-        if m not in ma:
+        if m not in ma or all(x is None for x in ma[m][1]) or all(x is None for x in vb):
             continue
         said, ca, cb = verdict(ma[m][1], vb, hib)
         ratio = f" (B/A {cb[0] / ca[0]:.2f})" if ca[0] and said != sbstats.NO_DIFFERENCE else ""

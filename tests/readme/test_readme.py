@@ -44,7 +44,7 @@ RUN = {
                                                             f'ARGS="{SHORT}"', "stealing"),
     "make plot RUN=results/<run-id>": ("make -s plot RUN={run}", ".png"),
     "make compare WORKLOAD=oltp": (f'make -s compare WORKLOAD=oltp POLICIES=hybrid,fifo REPS=1 ARGS="{SHORT}"',
-                                   "against hybrid"),
+                                   ("against hybrid", "not shown (fewer jobs)")),
     "make ab A='--policy stealing' VS='--policy serial'":
         (f"make -s ab A='--policy stealing' VS='--policy serial' ARGS='{SHORT}' {DIRTY}", "B against A"),
     "make sweep": (f'make -s sweep POLICIES=stealing RATES=500,1000 ARGS="{SHORT}" {DIRTY}', "runs.csv"),
@@ -67,7 +67,8 @@ RUN = {
     "schedbed run --executor sim ...": ("build/release/schedbed run --executor sim --threads 64 --policy stealing "
                                         "--workload micro --jobs 8 --set length=100 --out {tmp}/sim", "results:"),
     "gnuplot plot.gp": ("cd {run} && gnuplot plot.gp && ls latency_cdf_gp.png", "latency_cdf_gp.png"),
-    "gnuplot -e \"term='dumb'\" plot.gp": ("gnuplot -e \"term='dumb'\" {run}/plot.gp", "s from run start"),
+    "gnuplot -e \"term='dumb'\" plot.gp": ("gnuplot -e \"term='dumb'\" {run}/plot.gp; grep '^classes = ' {run}/plot.gp",
+                                           lambda out: "s from run start" in out and one_mark_per_class(out)),
     "scripts/sweep.py expand sweeps/hybrid.json sweeps/wake.json --out results/mine":
         (f"scripts/sweep.py expand sweeps/hybrid.json sweeps/wake.json --out {{tmp}}/mine --reps 1 {SHORT}",
          "manifest.jsonl"),
@@ -119,6 +120,13 @@ def readme_commands():
     return out
 
 
+def one_mark_per_class(out):
+    """The terminal CDF's key gives every class (plot.gp's classes line) a mark of its own."""
+    classes = re.search(r'^classes = "(.*)"$', out, re.M).group(1).split()
+    marks = [m.group(1) for c in classes for m in [re.search(rf"{c} +(\S)", out)] if m]
+    return len(classes) > 7 and len(marks) == len(classes) and len(set(marks)) == len(classes)
+
+
 def check_scripts():
     bad = []
     for name in sorted(os.listdir(os.path.join(ROOT, "scripts"))):
@@ -164,8 +172,9 @@ def main():
         t = time.monotonic()
         p = subprocess.run(["bash", "-c", cmd], cwd=ROOT, capture_output=True, text=True, env=env, timeout=300)
         out = p.stdout + p.stderr
+        ok = want(out) if callable(want) else all(w in out for w in ((want,) if isinstance(want, str) else want))
         with lock:
-            if p.returncode != 0 or want not in out:
+            if p.returncode != 0 or not ok:
                 failed.append(f"{c}\n    ran: {cmd}\n    exit {p.returncode}, wanted 0 and {want!r} in:\n"
                               + "\n".join("      " + ln for ln in out.splitlines()[-15:]))
                 print(f"  FAILED {c}", flush=True)

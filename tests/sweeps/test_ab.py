@@ -69,6 +69,10 @@ def test_overlapping_samples_are_no_difference(tmp):
     b = side("b", [1050, 950, 1150, 1000, 1100], [4.8e6, 5.2e6, 5.9e6, 4.2e6, 5e6])
     for m, ln in lines_by_metric(sbverdict.table("A", a, "B", b)).items():
         assert ln.endswith(sbstats.NO_DIFFERENCE), ln
+    # a run that finished no job in its window has no percentile: it is left out, not a zero
+    b[0]["summary"]["all"] = {"count": 0, "p50": None, "p99": None}
+    got = lines_by_metric(sbverdict.table("A", a, "B", b))
+    assert got["p99 all"].endswith(sbstats.NO_DIFFERENCE), got
     # two runs each cannot be ordered however far apart: too few for an interval
     said, _, _ = sbverdict.verdict([1, 1.1], [100, 101], True)
     assert said == sbstats.NO_DIFFERENCE, said
