@@ -92,21 +92,69 @@ static void choices_into(const char *const *ch, char *buf, size_t len)
 	}
 }
 
+/* Exactly what the listing says, true|false: a yes or a 1 accepted here would be refused by every
+ * other reader of the listing (the fuzz, the sweep descriptions). */
 static bool parse_bool(const char *v, bool *out)
 {
-	static const char *const yes[] = { "1", "true", "yes", "on" };
-	static const char *const no[] = { "0", "false", "no", "off" };
-	for (size_t i = 0; i < 4; i++) {
-		if (strcasecmp(v, yes[i]) == 0) {
-			*out = true;
-			return true;
-		}
-		if (strcasecmp(v, no[i]) == 0) {
-			*out = false;
-			return true;
+	if (strcmp(v, "true") != 0 && strcmp(v, "false") != 0)
+		return false;
+	*out = v[0] == 't';
+	return true;
+}
+
+/* Levenshtein distance of two names, for "did you mean"; names are short (< 64 bytes). */
+static size_t edit_distance(const char *a, const char *b)
+{
+	size_t la = strlen(a), lb = strlen(b), row[64];
+	if (la >= 64 || lb >= 64)
+		return SIZE_MAX;
+	for (size_t j = 0; j <= lb; j++)
+		row[j] = j;
+	for (size_t i = 1; i <= la; i++) {
+		size_t diag = row[0];
+		row[0] = i;
+		for (size_t j = 1; j <= lb; j++) {
+			size_t up = row[j];
+			size_t best = diag + (a[i - 1] != b[j - 1]);
+			if (row[j] + 1 < best)
+				best = row[j] + 1;
+			if (row[j - 1] + 1 < best)
+				best = row[j - 1] + 1;
+			row[j] = best;
+			diag = up;
 		}
 	}
-	return false;
+	return row[lb];
+}
+
+static void nearest_in(const struct sb_param *tbl, const char *name, const char **best, size_t *dist)
+{
+	for (const struct sb_param *p = tbl; p && p->type != SB_P_END; p++) {
+		if (p->type == SB_P_INCLUDE) {
+			nearest_in(p->include, name, best, dist);
+			continue;
+		}
+		size_t d = edit_distance(name, p->name);
+		if (d < *dist) {
+			*dist = d;
+			*best = p->name;
+		}
+	}
+}
+
+const char *sb_param_nearest(const struct sb_param *tbl, const char *name, size_t *dist)
+{
+	const char *best = NULL;
+	size_t d = SIZE_MAX;
+	nearest_in(tbl, name, &best, &d);
+	/* a third of the name's letters wrong (at least one, at most four) is still a typo */
+	size_t most = strlen(name) / 3;
+	most = most < 1 ? 1 : most > 4 ? 4 : most;
+	if (!best || d > most)
+		return NULL;
+	if (dist)
+		*dist = d;
+	return best;
 }
 
 static int set_int(const struct sb_param *p, int64_t *f, const char *name, const char *value, char *err,
@@ -167,9 +215,13 @@ int sb_param_set(const struct sb_param *tbl, void *obj, const char *name, const 
 	size_t off = 0;
 	const struct sb_param *p = sb_param_find(tbl, name, &off);
 	if (!p) {
+		const char *near = sb_param_nearest(tbl, name, NULL);
 		char names[2048];
 		sb_param_names(tbl, names, sizeof names);
-		snprintf(err, errlen, "unknown parameter '%s'; valid parameters are: %s", name, names);
+		if (near)
+			snprintf(err, errlen, "unknown parameter '%s'; did you mean '%s'?", name, near);
+		else
+			snprintf(err, errlen, "unknown parameter '%s'; valid parameters are: %s", name, names);
 		return -ENOENT;
 	}
 	void *f = field(obj, off);

@@ -84,6 +84,9 @@ int sb_param_check(const struct sb_param *tbl, size_t size, char *err, size_t er
  * "KIND NAME ...". */
 int sb_param_check_entry(const char *kind, const char *name, const char *bad, const struct sb_param *tbl,
 			 size_t size, char *err, size_t errlen);
+/* The parameter whose name is closest to `name` (a typo away: a few letters added, dropped or
+ * changed), or NULL when none is; *dist (may be NULL) gets how many letters differ. */
+const char *sb_param_nearest(const struct sb_param *tbl, const char *name, size_t *dist);
 /* Comma-separated names, for "valid parameters are: ..." messages. */
 void sb_param_names(const struct sb_param *tbl, char *buf, size_t len);
 /* One line per parameter: name, type, default, range, help. `indent` prefixes each line.

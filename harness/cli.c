@@ -150,7 +150,53 @@ struct setting {
 };
 #define SETTING(tg, opt, nm, val) ((struct setting){ .target = (tg), .option = (opt), .name = (nm), .value = (val) })
 
-/* The three tables a --set may reach; core/param.c routes the name to one of them. */
+/* Which other policy or workload has a parameter of this name, if any. */
+static const char *owner_elsewhere(const char *name, const struct bench_opts *o, const char **kind)
+{
+	for (const struct sb_policy_ops *const *p = sb_policies; *p; p++)
+		if (*p != o->policy && (*p)->params && sb_param_find((*p)->params, name, NULL)) {
+			*kind = "policy";
+			return (*p)->name;
+		}
+	for (const struct sb_workload *const *w = sb_workloads; *w; w++)
+		if (*w != o->workload && (*w)->params && sb_param_find((*w)->params, name, NULL)) {
+			*kind = "workload";
+			return (*w)->name;
+		}
+	return NULL;
+}
+
+/*
+ * A --set name none of the three tables has: another policy's or workload's parameter is named
+ * as such, a typo gets the closest name, and only a name like nothing gets the router's full list.
+ */
+static void unknown_parameter(const char *arg, const char *name, const struct bench_opts *o,
+			      const struct sb_param_scope sc[3], const char *listing)
+{
+	const char *kind = NULL, *owner = owner_elsewhere(name, o, &kind);
+	if (owner) {
+		bench_error("--set %s: '%s' is %s %s's parameter, not one of policy %s or workload %s (--%s %s)", arg,
+			    name, kind, owner, o->policy->name, o->workload->name, kind, owner);
+		return;
+	}
+	const char *best = NULL, *label = NULL;
+	size_t best_d = SIZE_MAX;
+	for (int i = 0; i < 3; i++) {
+		size_t d = SIZE_MAX;
+		const char *near = sc[i].tbl ? sb_param_nearest(sc[i].tbl, name, &d) : NULL;
+		if (near && d < best_d) {
+			best = near;
+			best_d = d;
+			label = sc[i].label;
+		}
+	}
+	if (best) {
+		bench_error("--set %s: unknown parameter '%s'; did you mean '%s' (%s)?", arg, name, best, label);
+		return;
+	}
+	bench_error("--set %s: %s", arg, listing); /* the router's list of every scope's parameters */
+}
+
 static int apply_set(struct bench_opts *o, const char *arg, void **field)
 {
 	char plabel[80], wlabel[80];
@@ -162,7 +208,17 @@ static int apply_set(struct bench_opts *o, const char *arg, void **field)
 		{ "workload", wlabel, o->workload->params, o->wparams },
 	};
 	char err[8192];
-	if (sb_param_route(sc, 3, arg, field, err, sizeof err) != 0) {
+	int e = sb_param_route(sc, 3, arg, field, err, sizeof err);
+	const char *eq = strchr(arg, '=');
+	if (e == -ENOENT && eq && !memchr(arg, '.', (size_t)(eq - arg))) {
+		/* no scope has the name; a prefixed one was looked up in its own table, whose
+		 * message already names the nearest */
+		char name[256];
+		snprintf(name, sizeof name, "%.*s", (int)(eq - arg), arg);
+		unknown_parameter(arg, name, o, sc, err);
+		return -1;
+	}
+	if (e != 0) {
 		bench_error("--set %s: %s", arg, err);
 		return -1;
 	}
@@ -240,6 +296,135 @@ static void *param_block(const struct sb_param *tbl, size_t size)
 	return b;
 }
 
+/* --policy or --workload: a second, different value is refused like a repeated --set. */
+static bool choose(const char **slot, const char *option, const char *value)
+{
+	if (*slot && strcmp(*slot, value) != 0) {
+		bench_error("'%s %s' and '%s %s' give two values; give it once", option, *slot, option, value);
+		return false;
+	}
+	*slot = value;
+	return true;
+}
+
+/* Phase 1: argv into the policy and workload names and the settings, in command-line order. */
+static int parse_argv(int argc, char **argv, struct bench_opts *o, const char **policy, const char **workload,
+		      struct setting *set, size_t *nset)
+{
+	opterr = 0; /* every message is ours, one line each */
+	optind = 1;
+	int c;
+	while ((c = getopt_long(argc, argv, ":p:w:t:d:n:s:o:qh", run_options, NULL)) != -1) {
+		switch (c) {
+		case 'p':
+			if (!choose(policy, "--policy", optarg))
+				return BENCH_EXIT_USAGE;
+			break;
+		case 'w':
+			if (!choose(workload, "--workload", optarg))
+				return BENCH_EXIT_USAGE;
+			break;
+		case 't': set[(*nset)++] = SETTING(T_CORE, "--threads", "thread_count", optarg); break;
+		case O_CHECK: set[(*nset)++] = SETTING(T_CORE, "--check", "check", "true"); break;
+		case O_CHAOS: set[(*nset)++] = SETTING(T_CORE, "--chaos", "chaos", optarg); break;
+		case O_TRACE: set[(*nset)++] = SETTING(T_CORE, "--trace", "trace", "true"); break;
+		case 'd':
+			o->duration_set = true;
+			set[(*nset)++] = SETTING(T_HARNESS, "--duration", "duration", optarg);
+			break;
+		case 'n':
+			o->jobs_set = true;
+			set[(*nset)++] = SETTING(T_HARNESS, "--jobs", "jobs", optarg);
+			break;
+		case O_WARMUP:
+			o->warmup_set = true;
+			set[(*nset)++] = SETTING(T_HARNESS, "--warmup", "warmup", optarg);
+			break;
+		case O_SEED: set[(*nset)++] = SETTING(T_HARNESS, "--seed", "seed", optarg); break;
+		case O_DRAIN: set[(*nset)++] = SETTING(T_HARNESS, "--drain", "drain", optarg); break;
+		case O_MAX_LAG: set[(*nset)++] = SETTING(T_HARNESS, "--max-lag", "max_lag", optarg); break;
+		case O_ROWS: set[(*nset)++] = SETTING(T_HARNESS, "--rows", "rows", optarg); break;
+		case O_DRY_RUN: o->dry_run = true; break;
+		case O_TRACE_LIMIT:
+			set[(*nset)++] = SETTING(T_HARNESS, "--trace-limit", "trace_limit", optarg);
+			break;
+		case 's': set[(*nset)++] = SETTING(T_SET, "--set", NULL, optarg); break;
+		case 'o': o->out = optarg; break;
+		case O_EXECUTOR:
+			if (strcmp(optarg, "native") != 0 && strcmp(optarg, "sim") != 0) {
+				bench_error("--executor %s: unknown executor; valid executors are: native, sim", optarg);
+				return BENCH_EXIT_USAGE;
+			}
+			o->executor = optarg;
+			break;
+		case O_SIM_COSTS: o->sim_costs = optarg; break;
+		case 'q': o->quiet = true; break;
+		case 'h':
+			bench_usage_run(stdout);
+			return -1;
+		case ':':
+			bench_error("option --%s needs a value (see schedbed run --help)", option_name(optopt));
+			return BENCH_EXIT_USAGE;
+		default: {
+			char names[512];
+			option_names(names, sizeof names);
+			if (optopt && strncmp(argv[optind - 1], "--", 2) != 0)
+				bench_error("unknown option '-%c'; valid options are: %s", optopt, names);
+			else
+				bench_error("bad option '%s'; valid options are: %s", argv[optind - 1], names);
+			return BENCH_EXIT_USAGE;
+		}
+		}
+	}
+	if (optind < argc) {
+		bench_error("unexpected argument '%s'; schedbed run takes only options (see schedbed run --help)",
+			    argv[optind]);
+		return BENCH_EXIT_USAGE;
+	}
+	return 0;
+}
+
+/* Phase 2: the policy and workload from their registries, and their parameter blocks at their
+ * defaults (a --set may then name their parameters). */
+static int resolve_choices(struct bench_opts *o, const char *policy, const char *workload)
+{
+	o->policy = policy ? sb_policy_find(policy) : NULL;
+	if (!resolve("policy", "policies", policy, o->policy, sb_policy_names))
+		return BENCH_EXIT_USAGE;
+	o->workload = workload ? sb_workload_find(workload) : NULL;
+	if (!resolve("workload", "workloads", workload, o->workload, sb_workload_names))
+		return BENCH_EXIT_USAGE;
+	if (o->duration_set && o->jobs_set) {
+		bench_error("--duration and --jobs exclude each other: a run is either timed or bounded by a job count");
+		return BENCH_EXIT_USAGE;
+	}
+	o->pparams = param_block(o->policy->params, o->policy->params_size);
+	o->wparams = param_block(o->workload->params, o->workload->params_size);
+	if (!o->pparams || !o->wparams) {
+		bench_error("out of memory");
+		return BENCH_EXIT_FAIL;
+	}
+	return 0;
+}
+
+/* Phase 3: every setting in command-line order, then what follows from them. */
+static int apply_settings(struct bench_opts *o, struct setting *set, size_t nset)
+{
+	for (size_t i = 0; i < nset; i++)
+		if (apply(o, set, i) != 0)
+			return BENCH_EXIT_USAGE;
+	if (o->jobs_set && !o->p.jobs)
+		o->jobs_set = false; /* --jobs 0: a timed run, as the listing says */
+	if (o->jobs_set && !o->warmup_set)
+		o->p.warmup = 0;
+	int64_t limit = sb_config_stall_limit(&o->core);
+	if (o->core.stall_limit && limit != o->core.stall_limit)
+		fprintf(stderr, "schedbed: note: stall_limit %lld ms is below the watchdog's resolution; using %lld ms\n",
+			(long long)o->core.stall_limit, (long long)limit);
+	o->core.stall_limit = limit; /* what the core applies, so that meta.json says it */
+	return 0;
+}
+
 int bench_parse_run(int argc, char **argv, struct bench_opts *o)
 {
 	memset(o, 0, sizeof *o);
@@ -250,109 +435,15 @@ int bench_parse_run(int argc, char **argv, struct bench_opts *o)
 	const char *policy = NULL, *workload = NULL;
 	struct setting *set = calloc((size_t)argc + 1, sizeof *set);
 	size_t nset = 0;
-	int rc = BENCH_EXIT_USAGE;
 	if (!set) {
 		bench_error("out of memory");
 		return BENCH_EXIT_FAIL;
 	}
-
-	opterr = 0; /* every message is ours, one line each */
-	optind = 1;
-	int c;
-	while ((c = getopt_long(argc, argv, ":p:w:t:d:n:s:o:qh", run_options, NULL)) != -1) {
-		switch (c) {
-		case 'p': policy = optarg; break;
-		case 'w': workload = optarg; break;
-		case 't': set[nset++] = SETTING(T_CORE, "--threads", "thread_count", optarg); break;
-		case O_CHECK: set[nset++] = SETTING(T_CORE, "--check", "check", "true"); break;
-		case O_CHAOS: set[nset++] = SETTING(T_CORE, "--chaos", "chaos", optarg); break;
-		case O_TRACE: set[nset++] = SETTING(T_CORE, "--trace", "trace", "true"); break;
-		case 'd':
-			o->duration_set = true;
-			set[nset++] = SETTING(T_HARNESS, "--duration", "duration", optarg);
-			break;
-		case 'n':
-			o->jobs_set = true;
-			set[nset++] = SETTING(T_HARNESS, "--jobs", "jobs", optarg);
-			break;
-		case O_WARMUP:
-			o->warmup_set = true;
-			set[nset++] = SETTING(T_HARNESS, "--warmup", "warmup", optarg);
-			break;
-		case O_SEED: set[nset++] = SETTING(T_HARNESS, "--seed", "seed", optarg); break;
-		case O_DRAIN: set[nset++] = SETTING(T_HARNESS, "--drain", "drain", optarg); break;
-		case O_MAX_LAG: set[nset++] = SETTING(T_HARNESS, "--max-lag", "max_lag", optarg); break;
-		case O_ROWS: set[nset++] = SETTING(T_HARNESS, "--rows", "rows", optarg); break;
-		case O_DRY_RUN: o->dry_run = true; break;
-		case O_TRACE_LIMIT:
-			set[nset++] = SETTING(T_HARNESS, "--trace-limit", "trace_limit", optarg);
-			break;
-		case 's': set[nset++] = SETTING(T_SET, "--set", NULL, optarg); break;
-		case 'o': o->out = optarg; break;
-		case O_EXECUTOR:
-			if (strcmp(optarg, "native") != 0 && strcmp(optarg, "sim") != 0) {
-				bench_error("--executor %s: unknown executor; valid executors are: native, sim", optarg);
-				goto out;
-			}
-			o->executor = optarg;
-			break;
-		case O_SIM_COSTS: o->sim_costs = optarg; break;
-		case 'q': o->quiet = true; break;
-		case 'h':
-			bench_usage_run(stdout);
-			rc = -1;
-			goto out;
-		case ':':
-			bench_error("option --%s needs a value (see schedbed run --help)", option_name(optopt));
-			goto out;
-		default: {
-			char names[512];
-			option_names(names, sizeof names);
-			if (optopt && strncmp(argv[optind - 1], "--", 2) != 0)
-				bench_error("unknown option '-%c'; valid options are: %s", optopt, names);
-			else
-				bench_error("bad option '%s'; valid options are: %s", argv[optind - 1], names);
-			goto out;
-		}
-		}
-	}
-	if (optind < argc) {
-		bench_error("unexpected argument '%s'; schedbed run takes only options (see schedbed run --help)",
-			    argv[optind]);
-		goto out;
-	}
-
-	o->policy = policy ? sb_policy_find(policy) : NULL;
-	if (!resolve("policy", "policies", policy, o->policy, sb_policy_names))
-		goto out;
-	o->workload = workload ? sb_workload_find(workload) : NULL;
-	if (!resolve("workload", "workloads", workload, o->workload, sb_workload_names))
-		goto out;
-	if (o->duration_set && o->jobs_set) {
-		bench_error("--duration and --jobs exclude each other: a run is either timed or bounded by a job count");
-		goto out;
-	}
-	o->pparams = param_block(o->policy->params, o->policy->params_size);
-	o->wparams = param_block(o->workload->params, o->workload->params_size);
-	if (!o->pparams || !o->wparams) {
-		bench_error("out of memory");
-		rc = BENCH_EXIT_FAIL;
-		goto out;
-	}
-	for (size_t i = 0; i < nset; i++)
-		if (apply(o, set, i) != 0)
-			goto out;
-	if (o->jobs_set && !o->p.jobs)
-		o->jobs_set = false; /* --jobs 0: a timed run, as the listing says */
-	if (o->jobs_set && !o->warmup_set)
-		o->p.warmup = 0;
-	int64_t limit = sb_config_stall_limit(&o->core);
-	if (o->core.stall_limit && limit != o->core.stall_limit)
-		fprintf(stderr, "schedbed: note: stall_limit %lld ms is below the watchdog's resolution; using %lld ms\n",
-			(long long)o->core.stall_limit, (long long)limit);
-	o->core.stall_limit = limit; /* what the core applies, so that meta.json says it */
-	rc = 0;
-out:
+	int rc = parse_argv(argc, argv, o, &policy, &workload, set, &nset);
+	if (rc == 0)
+		rc = resolve_choices(o, policy, workload);
+	if (rc == 0)
+		rc = apply_settings(o, set, nset);
 	free(set);
 	if (rc != 0)
 		bench_opts_free(o);

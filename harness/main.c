@@ -57,13 +57,16 @@ static void list_all(FILE *f)
 		if (!(*p)->params)
 			continue;
 		/* A family member lists the family's shared parameters by reference, not again. */
-		bool unnamed = false;
+		bool unnamed = false, own = false;
+		for (const struct sb_param *e = (*p)->params; e->type != SB_P_END; e++)
+			own |= e->type != SB_P_INCLUDE;
 		for (const struct sb_param *e = (*p)->params; e->type != SB_P_END; e++) {
 			if (e->type != SB_P_INCLUDE)
 				continue;
 			const struct sb_policy_ops *fam = family_of(e->include, p);
 			if (fam)
-				fprintf(f, "      every parameter of %s (above), and:\n", fam->name);
+				fprintf(f, "      every parameter of %s (above)%s\n", fam->name,
+					own ? ", and:" : "; none of its own");
 			else
 				unnamed = true;
 		}
@@ -182,6 +185,11 @@ int main(int argc, char **argv)
 		o.argc = argc;
 		o.argv = argv;
 		if (o.dry_run) {
+			/* silence would read the same as a run that never started */
+			if (!o.quiet)
+				printf("dry run: policy %s, workload %s, %lld workers, %s executor: every option and "
+				       "parameter is valid; nothing was run\n",
+				       o.policy->name, o.workload->name, (long long)o.core.thread_count, o.executor);
 			rc = BENCH_EXIT_OK;
 		} else if (strcmp(o.executor, "sim") == 0) {
 			const char *names[64];

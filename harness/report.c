@@ -332,6 +332,9 @@ void bench_write_plot(FILE *f, const struct bench_opts *o, struct bench_result *
 		"if (term ne 'dumb') { set output 'latency_cdf_gp.png' }\n"
 		"set title \"%s: %s on %s, %u workers - latency CDF per class (%s)\" noenhanced\n"
 		"set logscale x\n"
+		/* the dumb terminal has 7 line symbols: past 7 classes two would look alike; a letter each */
+		"cdf_with = (term eq 'dumb') ? 'points pt word(\"A B C D E F G H I J K L M N O P Q R S T U V W X Y Z\", i)'"
+		" : 'steps'\n"
 		"set xlabel 'latency (us, log scale)'\n"
 		"set ylabel 'fraction of jobs at or below'\n"
 		"%s"
@@ -348,9 +351,9 @@ void bench_write_plot(FILE *f, const struct bench_opts *o, struct bench_result *
 		rows ? "nearest rank" : "buckets",
 		rows ? /* one data source per class: smooth cumulative restarts at every skipped (NaN) row */
 			"plot for [i=1:words(classes)] sprintf(\"< gzip -dc jobs.csv.gz | awk -F, '$2 == \\\"%s\\\"'\", "
-			"word(classes, i)) using ($8 / 1e3):(1.0 / real(word(counts, i))) smooth cumulative with steps "
+			"word(classes, i)) using ($8 / 1e3):(1.0 / real(word(counts, i))) smooth cumulative with @cdf_with "
 			"title word(classes, i) noenhanced\n"
-		     : "plot for [i=1:words(classes)] $cdf index (i - 1) using 1:2 with steps title word(classes, i) noenhanced\n",
+		     : "plot for [i=1:words(classes)] $cdf index (i - 1) using 1:2 with @cdf_with title word(classes, i) noenhanced\n",
 		r->run_id, ws, we,
 		rows ? "plot rows using (floor($7 / 1e8) / 10.0):(10.0) smooth frequency with histeps title 'all classes'\n"
 		     : "plot $finished using 1:2 with histeps title 'all classes'\n");

@@ -19,8 +19,11 @@ import glob
 import os
 import sys
 
+import sbverdict
 from sbresults import (np, Runner, cdf, die, fmt_rate, job_latencies, load_run, main_classes, parse_with_passthrough, plt,
                        policy_names, save, split_list)
+
+VERDICT_METRICS = ("throughput (jobs/s)", "p50 all", "p99 all")
 
 
 # a jobs.csv.gz row takes about 23 bytes compressed (an oltp run); schedbed writes rows only for
@@ -73,9 +76,33 @@ def collect(root):
     if len(workloads) > 1:
         die(f"{root}: runs of several workloads ({', '.join(sorted(workloads))}); compare one at a time")
     by = {}
-    for r in sorted(runs, key=lambda r: r["summary"]["run_id"]):
+    # in the order they ran (run ids share their second): the first policy run is the reference
+    for r in sorted(runs, key=lambda r: os.path.getmtime(os.path.join(r["dir"], "summary.json"))):
         by.setdefault(r["summary"]["policy"], []).append(r)
+    try:  # one policy's runs with two settings, or runs of two machines, answer no question
+        sbverdict.check_pool(by, across=[k for k in sbverdict.SETTING_KEYS if k != "policy"])
+    except sbverdict.PoolError as e:
+        die(f"{root}: {e}", 1)
     return workloads.pop(), by
+
+
+def left_out(runs, shown):
+    """The classes a figure leaves out (it shows those with the most jobs), said in its title."""
+    rest = [c for c in main_classes(runs, most=10 ** 6) if c not in shown]
+    return f"; not shown (fewer jobs): {', '.join(rest)}" if rest else ""
+
+
+def verdicts(by):
+    """Every policy against the first, by the study's rule: printed at the end of make compare."""
+    names = list(by)
+    ref = names[0]
+    print(f"against {ref} ({len(by[ref])} runs), medians with 95% bootstrap intervals; an ordering only where "
+          f"the intervals do not overlap:")
+    for p in names[1:]:
+        lines = sbverdict.table(ref, by[ref], p, by[p], only=VERDICT_METRICS)
+        print(f"{p} ({len(by[p])} runs):")
+        for text in lines:
+            print("  " + text)
 
 
 def spread(values):
@@ -138,7 +165,7 @@ def plot(root):
     ax.set_yscale("log")
     ax.set_xlabel("job class")
     ax.set_ylabel("p99 latency (µs, log scale)")
-    ax.set_title(f"{workload}: p99 latency per job class and policy\n{subtitle(by)}")
+    ax.set_title(f"{workload}: p99 latency per job class and policy{left_out(runs, classes)}\n{subtitle(by)}")
     ax.legend(title="policy", loc="upper left", bbox_to_anchor=(1.0, 1.0))
     fig.tight_layout()
     out.append(save(fig, root, "compare_p99"))
@@ -153,7 +180,7 @@ def plot(root):
                 cdf(ax, np.concatenate(lat), p, color=plt.cm.tab10(i % 10))
         ax.set_title(f"class {c}")
         ax.legend(title="policy", loc="lower right")
-    fig.suptitle(f"{workload}: job latency CDF per policy (all runs pooled)")
+    fig.suptitle(f"{workload}: job latency CDF per policy (all runs pooled){left_out(runs, main)}")
     fig.tight_layout()
     out.append(save(fig, root, "compare_cdf"))
 
@@ -166,6 +193,10 @@ def plot(root):
     out.append(os.path.join(root, "compare.csv"))
     for p in out:
         print(p)
+    for stem, shown in (("compare_p99", classes), ("compare_cdf", main)):
+        if left_out(runs, shown):
+            print(f"{stem}: the {len(shown)} classes with the most jobs{left_out(runs, shown)}")
+    verdicts(by)
 
 
 def main():

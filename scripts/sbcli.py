@@ -44,3 +44,19 @@ def fmt_rate(v):
         if abs(v) >= scale:
             return f"{v / scale:.3g}{unit}"
     return f"{v:.3g}"
+
+
+START_S = 0.5  # a run's own start and stop beyond its window and warm-up, on a small machine
+
+
+def run_seconds(args):
+    """How long `schedbed run ARGS` should take, from its --duration and --warmup (the program's
+    defaults 10 and 1 otherwise), or None for a bounded run (--jobs N), whose length is unknown."""
+    def value(flags, default):
+        for f in flags:
+            if f in args and args.index(f) + 1 < len(args):
+                return float(args[args.index(f) + 1])
+        return default
+    if "--jobs" in args or "-n" in args:
+        return None
+    return value(("--duration", "-d"), 10.0) + value(("--warmup",), 1.0) + START_S

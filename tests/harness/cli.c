@@ -97,6 +97,19 @@ static const struct bad_case bad_cases[] = {
 	{ "", { RUN, "--jobs", "5", "--jobs", "6" }, "'--jobs 5' and '--jobs 6' give one parameter two values" },
 	{ "", { "run", "--policy", "global", "--workload", "micro", "--jobs", "5", "--threads", "2", "--set",
 		"threads_low=2" }, "threads_low=2: must be below thread_count (2)" },
+	/* --policy and --workload twice: refused like a parameter given twice */
+	{ "", { "run", "--policy", "stealing", "--policy", "serial", "--workload", "micro" },
+	  "'--policy stealing' and '--policy serial' give two values" },
+	{ "", { RUN, "--workload", "tiny" }, "'--workload micro' and '--workload tiny' give two values" },
+	/* the listing says true|false, and nothing else is taken */
+	{ "", { "run", "--policy", "stealing", "--workload", "micro", "--set", "steal_half=yes" },
+	  "'yes' is not a boolean; valid values are true|false" },
+	{ "", { RUN, "--set", "check=1" }, "'1' is not a boolean; valid values are true|false" },
+	/* a typo gets the nearest name, another policy's parameter says whose it is */
+	{ "", { RUN, "--set", "lenght=5" }, "did you mean 'length' (workload micro)?" },
+	{ "", { RUN, "--set", "workload.lenght=5" }, "did you mean 'length'?" },
+	{ "", { "run", "--policy", "stealing", "--workload", "micro", "--set", "lightweight_job_level=2" },
+	  "'lightweight_job_level' is policy hybrid's parameter" },
 };
 
 ParameterizedTestParameters(cli, bad_input)
@@ -333,6 +346,38 @@ Test(cli, list_names_everything, .timeout = 30)
 		cr_expect(strstr(o->out, (*w)->name), "workload %s listed", (*w)->name);
 	for (const struct sb_param *q = sb_core_params; q->type != SB_P_END; q++)
 		cr_expect(strstr(o->out, q->name), "core parameter %s listed", q->name);
+	/* a line ending in "and:" promises parameters: the next line must be one (indented alike) */
+	for (const char *s = o->out; (s = strstr(s, "and:\n")); s++)
+		cr_expect(strncmp(s + 5, "      ", 6) == 0 && s[11] != ' ' && s[11] != '\n',
+			  "a listing line ends in 'and:' and no parameter follows; next: %.60s", s + 5);
+	scratch_done(dir, o);
+}
+
+/* --dry-run says that it checked everything and ran nothing; silence would read as a run that
+ * never started. A simulated run on more workers than cores has no kernel time-slicing to note. */
+Test(cli, dry_run_and_sim_speak_truly, .timeout = 60)
+{
+	char *dir = make_tmp();
+	char before[4096], after[4096];
+	listing(dir, before, sizeof before);
+	char *argv[] = { SCHEDBED_BIN, "run", "--policy", (char *)sb_policies[0]->name, "--workload", "micro",
+			 "--dry-run", NULL };
+	struct outcome *o = outcome_new();
+	run_in(dir, argv, o);
+	cr_expect_eq(o->status, 0, "%s", o->err);
+	cr_expect(strstr(o->out, "every option and parameter is valid; nothing was run"), "stdout: %s", o->out);
+	listing(dir, after, sizeof after);
+	cr_expect_str_eq(after, before, "a dry run writes nothing");
+	scratch_done(dir, o);
+
+	dir = make_tmp();
+	char *sim[] = { SCHEDBED_BIN, "run", "--executor", "sim", "--threads", "64", "--policy",
+			(char *)sb_policies[0]->name, "--workload", "micro", "--jobs", "4", "--set", "length=10",
+			"--out", "r", NULL };
+	o = outcome_new();
+	run_in(dir, sim, o);
+	cr_expect_eq(o->status, 0, "%s", o->err);
+	cr_expect(!strstr(o->err, "time-slices"), "a simulated run speaks of the kernel: %s", o->err);
 	scratch_done(dir, o);
 }
 

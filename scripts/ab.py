@@ -1,0 +1,129 @@
+#!/usr/bin/python3
+"""ab.py - two configurations A and B, alternated, and a verdict per metric.
+
+    ab.py --a "RUN ARGS" --b "RUN ARGS" [--reps N] [--seed N] [--schedbed BIN] [--allow-dirty] DIR [-- COMMON ARGS]
+    ab.py DIR
+        the verdict table of the finished runs in DIR again
+
+Writes a manifest of 2 x REPS runs (A B A B ..., repetition k of both with seed base + k - 1, so
+that the machine's drift hits both alike and both see the same jobs) into DIR and runs it with
+the sweep runner (scripts/sweep.py: resumable, one run at a time, each run's status and log).
+Then one line per metric: throughput, p50 and p99 of all jobs and of every class, each side's
+median with its 95% bootstrap interval, and B "faster", "slower" or "no difference measured"
+against A by the study's rule (sbstats.py: an ordering only when the intervals do not overlap).
+Runs whose settings or machines differ are never pooled (sbverdict.py).
+"""
+import argparse
+import json
+import os
+import shlex
+import subprocess
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import sbverdict  # noqa: E402
+import sweep  # noqa: E402
+from sbcli import die, fmt_ns, run_seconds  # noqa: E402
+
+MIN_REPS = 5  # the study's rule: fewer repetitions give a median no interval worth stating
+SIDES = ("A", "B")
+
+
+def manifest_lines(sides, reps, seed, common):
+    """A B A B ...: repetition k of each side with seed + k - 1."""
+    lines = []
+    for k in range(1, reps + 1):
+        for name, args in sides:
+            lines.append({"id": f"ab.{name}.r{k}", "out": f"{name}/r{k}", "timing": True, "slim": True,
+                          "program": "schedbed", "args": args + common + ["--seed", str(seed + k - 1)],
+                          "tags": {"side": name, "rep": k, "args": " ".join(args)}})
+    return lines
+
+
+def announce(lines):
+    per = [run_seconds(ln["args"]) for ln in lines]
+    if None in per:
+        return f"ab: {len(lines)} runs, A B A B ...; bounded runs (--jobs): their length is not known before"
+    return (f"ab: {len(lines)} runs, A B A B ..., about {max(per):.0f} s each: about {sum(per) / 60:.1f} min "
+            f"in all; slim results (summary, meta, workers, latency histogram), tens of KB a run")
+
+
+def load(root):
+    """{side: [run]} from the manifest's finished lines; dies naming any line that is not."""
+    lines = sweep.read_manifest(root)
+    sides = {}
+    for ln in lines:
+        state, why = sweep.line_state(root, ln)
+        if state != "done":
+            die(f"{ln['id']} is {state}: {why} (resume with: scripts/sweep.py run {root} --retry-failed)", 1)
+        d = os.path.join(root, ln["out"])
+        with open(os.path.join(d, "summary.json")) as f, open(os.path.join(d, "meta.json")) as g:
+            run = {"dir": d, "summary": json.load(f), "meta": json.load(g)}
+        sides.setdefault(ln["tags"]["side"], []).append(run)
+    return lines, sides
+
+
+def report(root):
+    lines, sides = load(root)
+    if set(sides) != set(SIDES):
+        die(f"{root}: needs runs of both A and B", 1)
+    try:
+        sbverdict.check_pool(sides)
+    except sbverdict.PoolError as e:
+        die(str(e), 1)
+    args = {ln["tags"]["side"]: ln["tags"]["args"] for ln in lines}
+    a, b = sides["A"], sides["B"]
+    print(f"A: {args['A']}  ({len(a)} runs)\nB: {args['B']}  ({len(b)} runs)")
+    print(f"on {a[0]['meta'].get('cpu_model')}, {a[0]['meta'].get('cores_online')} cores; "
+          f"commit {(a[0]['meta'].get('git') or {}).get('sha', '?')[:12]}")
+    for text in sbverdict.table("A", a, "B", b):
+        print(text)
+    worst = max((r["summary"]["all"]["p99"] or 0) for r in a + b)
+    print(f"(medians over runs with 95% bootstrap intervals; an ordering only where the intervals do not "
+          f"overlap; worst p99 of any run {fmt_ns(worst)})")
+    return 0
+
+
+def main():
+    ap = argparse.ArgumentParser(description="A/B: two configurations alternated, a verdict per metric.",
+                                 epilog="Arguments after -- go to every run of both sides, e.g. -- --workload oltp "
+                                        "--duration 3")
+    ap.add_argument("dir", help="a new directory for the runs (or, alone, a finished one to tabulate again)")
+    ap.add_argument("--a", help="schedbed run arguments of A, one string, e.g. \"--policy stealing\"")
+    ap.add_argument("--b", help="schedbed run arguments of B")
+    ap.add_argument("--reps", type=int, default=MIN_REPS, help="runs of each side (default %(default)s, at least 5)")
+    ap.add_argument("--seed", type=int, default=1, help="repetition k runs with seed + k - 1 (default %(default)s)")
+    ap.add_argument("--schedbed", default=sweep.DEFAULT_SCHEDBED, help="the program (default %(default)s)")
+    ap.add_argument("--allow-dirty", action="store_true", help="run from a tree with uncommitted changes (marked)")
+    argv = sys.argv[1:]
+    cut = argv.index("--") if "--" in argv else len(argv)
+    a, common = ap.parse_args(argv[:cut]), argv[cut + 1:]
+    if a.a is None and a.b is None and not common:
+        return report(a.dir)
+    if not (a.a and a.b):
+        die("give both --a and --b (the run arguments of each side)")
+    if a.reps < MIN_REPS:
+        die(f"--reps {a.reps}: at least {MIN_REPS} runs of each side (fewer give no interval worth stating)")
+    for flag in ("--seed", "--out", "-o"):
+        if flag in shlex.split(a.a) + shlex.split(a.b) + common:
+            die(f"{flag} is ab.py's to set (each repetition its own seed, each run its own directory)")
+    if os.path.exists(a.dir) and os.listdir(a.dir):
+        die(f"{a.dir} exists and is not empty; give a new directory (or only the directory, to tabulate it)")
+    sides = [("A", shlex.split(a.a)), ("B", shlex.split(a.b))]
+    for name, args in sides:  # bad input is refused before any directory or run exists
+        p = subprocess.run([a.schedbed, "run", "--dry-run", "--quiet"] + args + common, capture_output=True, text=True)
+        if p.returncode != 0:
+            die(f"{name}: " + (p.stderr.strip().splitlines() or [f"exit {p.returncode}"])[-1], p.returncode)
+    sweep.require_clean(a.allow_dirty)  # refused before the directory exists, not after
+    lines = manifest_lines(sides, a.reps, a.seed, common)
+    sweep.write_manifest(a.dir, lines)
+    print(announce(lines), flush=True)
+    a.retry_failed, a.jobs = False, None
+    rc = sweep.cmd_run(a)
+    if rc != 0:
+        return rc
+    return report(a.dir)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
