@@ -207,6 +207,7 @@ layers:
 sweep-test: deps $(B)/release/schedbed $(B)/release/patterns_tbb
 	$(PYTHON) tests/sweeps/test_sweep.py --schedbed $(B)/release/schedbed
 	$(PYTHON) tests/sweeps/test_metg.py --schedbed $(B)/release/schedbed
+	$(PYTHON) tests/sweeps/test_machines.py --schedbed $(B)/release/schedbed
 	$(PYTHON) tests/sweeps/slurm_test.py --schedbed $(B)/release/schedbed
 
 ## validate-sim  the simulator against this machine: every policy on oltp, forkjoin, tiny, wake at 1 and 2 workers, native vs sim (timing runs: idle machine): results/validate-sim/<time>/
