@@ -32,16 +32,17 @@ def of_meta(meta):
     return {"cpu_model": meta.get("cpu_model") or "", "cores": meta.get("cores_online") or ""}
 
 
-def this_machine():
-    """What meta.json records, for results written by a script rather than by schedbed (the
-    peers' runs): the CPU model from /proc/cpuinfo and the cores online."""
-    model = ""
+def of_program(schedbed):
+    """What meta.json records, for results that a script writes rather than schedbed (the peers'
+    runs): `schedbed host` prints it, from the same source as meta.json, so that the runs of one
+    sweep name their machine alike. Empty when the program cannot say."""
+    import subprocess
     try:
-        with open("/proc/cpuinfo") as f:
-            model = next((ln.split(":", 1)[1].strip() for ln in f if ln.startswith("model name")), "")
-    except OSError:
-        pass
-    return {"cpu_model": model, "cores_online": os.cpu_count() or 0}
+        out = subprocess.run([schedbed, "host"], capture_output=True, text=True, timeout=60).stdout
+        model, cores = out.rstrip("\n").split("\t")
+        return {"cpu_model": model, "cores_online": int(cores)}
+    except (OSError, ValueError, subprocess.SubprocessError):
+        return {"cpu_model": "", "cores_online": ""}
 
 
 def key(row):

@@ -382,7 +382,7 @@ def run_line(root, ln, schedbed, tree):
         return finish(False, f"{kind}: {why}", p.returncode)
     if ln["program"] != "schedbed":
         try:
-            write_peer_result(out, cmd, p.stdout, tree)
+            write_peer_result(out, cmd, p.stdout, tree, machines.of_program(schedbed))
         except (ValueError, OSError) as e:
             return finish(False, f"unexpected output from {exe}: {e}", p.returncode)
     bad = check_result(out)
@@ -515,7 +515,7 @@ def hist_percentile(pairs, q):
     return bucket_low(i) + bucket_width(i) - 1
 
 
-def write_peer_result(out, cmd, stdout, tree):
+def write_peer_result(out, cmd, stdout, tree, machine):
     """A peer's result directory gets the same two files as a schedbed run, under a temporary name
     renamed into place when complete. A peer prints either "ns_per_task tasks checksum" (peers_*)
     or a CSV with a header, one row per execution (patterns_*: rep,wall_ns,tasks,flop), kept as
@@ -544,7 +544,7 @@ def write_peer_result(out, cmd, stdout, tree):
     with open(os.path.join(tmp, "summary.json"), "w") as f:
         json.dump({"peer": os.path.basename(cmd[0]), "ns_per_task": ns, "tasks": tasks, "failure": None}, f)
     with open(os.path.join(tmp, "meta.json"), "w") as f:
-        json.dump({"command": cmd, "host": socket.gethostname(), "git": tree, **machines.this_machine()}, f)
+        json.dump({"command": cmd, "host": socket.gethostname(), "git": tree, **machine}, f)
     for name, body in extra.items():
         with open(os.path.join(tmp, name), "w") as f:
             f.write(body)

@@ -43,6 +43,9 @@ def two_machine_sweep(tmp):
     with open(meta_path) as f:
         meta = json.load(f)
     assert meta.get("cpu_model") and meta.get("cores_online"), "schedbed's meta.json names no CPU"
+    # a peer's run, written by sweep.py, names the machine exactly as schedbed's meta.json does
+    import machines
+    assert machines.of_program(SCHEDBED) == {"cpu_model": meta["cpu_model"], "cores_online": meta["cores_online"]}
     meta["cpu_model"] = OTHER
     with open(meta_path, "w") as f:
         json.dump(meta, f)
