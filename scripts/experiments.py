@@ -247,7 +247,10 @@ def plot(name, d, rows, out, machine):
     labels = list(st)
     y = np.arange(len(labels))
     pngs = []
-    chunks = [ms[i:i + PANELS] for i in range(0, len(ms), PANELS)]
+    # many configurations make tall panels: then two side by side per figure, so that a figure
+    # printed at page width stays readable
+    per = PANELS if len(labels) <= 12 else 2
+    chunks = [ms[i:i + per] for i in range(0, len(ms), per)]
     for n, chunk in enumerate(chunks, 1):
         ncols = min(2, len(chunk))
         nrows = -(-len(chunk) // ncols)
