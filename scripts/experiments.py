@@ -360,13 +360,7 @@ def report(out, names, descs, update, allow_mixed=False):
         machine = machines.one_machine(mine, n, allow_mixed)
         print(write_tables(n, d, mine, exp_dir, machine))
         if "load" in d:
-            ran = {r.get("variant") or "" for r in mine}
-            for v in (v for v in variants_of(d) if v["name"] in ran):
-                print(sweep.plot_load(exp_dir, os.path.join(exp_dir, "runs.csv"), "all", d["load"], v["name"],
-                                      allow_mixed))
-            if "slo_classes" in d["load"]:
-                text, pngs = capacity.run(exp_dir, d["load"], allow_mixed=allow_mixed)
-                print(text + "\n" + "\n".join(pngs))
+            load_figures(exp_dir, d, mine, allow_mixed)
         else:
             plot(n, d, mine, exp_dir, machine)
         vs.append(compare_with_paper(n, d, mine))
@@ -380,6 +374,17 @@ def report(out, names, descs, update, allow_mixed=False):
     else:
         print(f"experiments: {os.path.relpath(PAPER, ROOT)}/ is unchanged (--update-paper, or make reproduce "
               f"UPDATE=1, replaces it)", file=sys.stderr)
+
+
+def load_figures(exp_dir, d, rows, allow_mixed):
+    """A load sweep's figures from exp_dir/runs.csv: p99 against the offered rate per variant, and
+    the capacity table and figures when the description holds the p99 to an SLO."""
+    ran = {r.get("variant") or "" for r in rows}
+    for v in (v for v in variants_of(d) if v["name"] in ran):
+        print(sweep.plot_load(exp_dir, os.path.join(exp_dir, "runs.csv"), "all", d["load"], v["name"], allow_mixed))
+    if "slo_classes" in d["load"]:
+        text, pngs = capacity.run(exp_dir, d["load"], allow_mixed=allow_mixed)
+        print(text + "\n" + "\n".join(pngs))
 
 
 RUNS_ARCHIVE = "runs.tar.xz"
@@ -456,10 +461,14 @@ def rows_from_dirs(name, d, exp_dir):
 
 def replot(names, descs, allow_mixed=False):
     """Tables and figures of results/paper/<name>/ again, from the result directories committed
-    there (what --update-paper copied), with today's statistics and figure rules."""
+    there (what --update-paper copied), with today's statistics and figure rules. A load sweep's
+    rows come from its committed runs.csv where there is one (its variants' layout is not one
+    rows_from_dirs reads)."""
     for n in names:
         d, exp_dir = descs[n], os.path.join(PAPER, n)
-        rows = rows_from_dirs(n, d, exp_dir)
+        runs_csv = os.path.join(exp_dir, "runs.csv")
+        from_csv = "load" in d and os.path.exists(runs_csv)
+        rows = sweep.read_rows(runs_csv) if from_csv else rows_from_dirs(n, d, exp_dir)
         if not rows:
             print(f"experiments: {os.path.relpath(exp_dir, ROOT)}/ holds no per-run results of this description; "
                   f"not redrawn", file=sys.stderr)
@@ -475,13 +484,9 @@ def replot(names, descs, allow_mixed=False):
             os.remove(old)
         write_tables(n, d, rows, exp_dir, machine)
         if "load" in d:
-            path = os.path.join(exp_dir, "runs.csv")
-            cols = list(dict.fromkeys(k for r in rows for k in r))
-            with open(path, "w", newline="") as f:
-                w = csv.DictWriter(f, fieldnames=cols, restval="")
-                w.writeheader()
-                w.writerows(rows)
-            print(sweep.plot_load(exp_dir, path, "all", d["load"], allow_mixed=allow_mixed))
+            if not from_csv:
+                sweep.write_csv(runs_csv, list(dict.fromkeys(k for r in rows for k in r)), rows)
+            load_figures(exp_dir, d, rows, allow_mixed)
             continue
         for png in plot(n, d, rows, exp_dir, machine):
             print(png)

@@ -128,6 +128,32 @@ def test_tables_and_figures_name_their_machine(tmp):
         in p.stderr, p.stderr
 
 
+def test_load_sweep_redrawn_from_its_runs_csv(tmp):
+    """--replot redraws a committed load sweep (variants, no per-run directories it can read) from
+    its runs.csv, and its table and figures name the machine."""
+    import experiments
+    exp = os.path.join(tmp, "paper", "ld")
+    os.makedirs(exp)
+    rows = [{"id": f"ld.v.{p}.rate-{rate}.r{k}", "experiment": "ld", "policy": p, "rate": rate, "variant": "v",
+             "rep": k, "seed": k, "param": "rate", "workload": "oltp", "threads": 2, "git_sha": "abc", "dirty": 0,
+             "overloaded": 0, "throughput": rate * 0.99, "all.p50": 1000 + k, "all.p99": 5000 + rate + k,
+             "all.p999": 9000 + rate, "cpu_model": "CPU A", "cores": 2}
+            for p in ("stealing", "serial") for rate in (100, 200) for k in (1, 2, 3)]
+    with open(os.path.join(exp, "runs.csv"), "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=list(rows[0]))
+        w.writeheader()
+        w.writerows(rows)
+    d = {"name": "ld", "question": "q?", "load": {"workload": "oltp", "param": "rate", "rates": [100, 200],
+                                                 "policies": ["stealing", "serial"],
+                                                 "variants": [{"name": "v", "label": "variant v", "set": []}]}}
+    experiments.PAPER = os.path.join(tmp, "paper")
+    experiments.replot(["ld"], {"ld": d})
+    with open(os.path.join(exp, "table.md")) as f:
+        assert "machine: CPU A, 2 cores." in f.read()
+    assert os.path.exists(os.path.join(exp, "sweep_p99-v.png"))
+    assert len(read_csv(os.path.join(exp, "runs.csv"))) == len(rows), "the committed runs.csv was rewritten"
+
+
 def test_backfill_from_the_runs_archive(tmp):
     exp = os.path.join(tmp, "exp")
     os.makedirs(exp)
@@ -157,7 +183,7 @@ def test_backfill_from_the_runs_archive(tmp):
 
 
 TESTS = [test_collect_refuses_two_machines, test_capacity_splits_machines, test_tables_and_figures_name_their_machine,
-         test_backfill_from_the_runs_archive]
+         test_load_sweep_redrawn_from_its_runs_csv, test_backfill_from_the_runs_archive]
 
 if __name__ == "__main__":
     SCHEDBED, chosen = cli(TESTS, SCHEDBED, "test_machines.py")
