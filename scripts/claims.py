@@ -24,7 +24,8 @@ and 95% interval of that cell recomputed from results/paper/EXPERIMENT/runs.csv 
 that writes the table (experiments.py), refused when the runs come from two machines. A REF of the
 form "csv:PATH?COL=VAL&COL=VAL#COLUMN" is a cell of a committed CSV that a script derived (METG,
 bench-core, validate-sim, capacity): the one row that matches; "#VALUE|LOW|HIGH|RUNS" names the
-columns of a figure with its interval, for the interval rule. An entry's "mixed_machines"
+columns of a figure with its interval, for the interval rule. "costs:NAME" is a line of the
+simulator's cost table, sim/costs.txt, in ns. An entry's "mixed_machines"
 ({experiment: why}) lets those rows name more than one machine, and the run says so. Rows with no committed data to
 check carry "unchecked" and the reason, and are listed as such.
 
@@ -74,6 +75,7 @@ class Data:
         self.experiments, self.machines, self.paper = experiments, machines, paper
         self.descs, self.rows, self.cells, self.csvs = experiments.descriptions(), {}, {}, {}
         self.allow_mixed = {}  # experiment: why its rows may name more than one machine
+        self.costs = None
 
     def experiment_rows(self, name):
         if name not in self.rows:
@@ -93,6 +95,8 @@ class Data:
             return self.cells[ref]
         if ref.startswith("csv:"):
             out = self.csv_cell(ref[4:])
+        elif ref.startswith("costs:"):
+            out = self.cost(ref[6:])
         else:
             # titles may hold a slash (jobs/s): the metric is the longest title the reference ends with
             name, _, rest = ref.partition("/")
@@ -129,6 +133,16 @@ class Data:
             raise Failed(f"csv:{spec}: {len(hits)} rows match, or a column is missing or empty")
         v = [float(hits[0][c]) for c in cols]
         return (v[0], v[0], v[0], 1) if len(v) == 1 else (v[0], v[1], v[2], int(v[3]))
+
+    def cost(self, name):
+        """A line of the simulator's cost table (sim/costs.txt: "NAME NS"), as (ns, ns, ns, 1)."""
+        if self.costs is None:
+            with open(os.path.join(ROOT, "sim", "costs.txt")) as f:
+                self.costs = dict(ln.split()[:2] for ln in f if ln.strip() and not ln.startswith("#"))
+        if name not in self.costs:
+            raise Failed(f"costs:{name}: no such line in sim/costs.txt")
+        v = float(self.costs[name])
+        return v, v, v, 1
 
     def value(self, ref):
         return self.cell(ref)[0]
