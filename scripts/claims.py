@@ -25,7 +25,8 @@ that writes the table (experiments.py), refused when the runs come from two mach
 form "csv:PATH?COL=VAL&COL=VAL#COLUMN" is a cell of a committed CSV that a script derived (METG,
 bench-core, validate-sim, capacity): the one row that matches; "#VALUE|LOW|HIGH|RUNS" names the
 columns of a figure with its interval, for the interval rule. "costs:NAME" is a line of the
-simulator's cost table, sim/costs.txt, in ns. An entry's "mixed_machines"
+simulator's cost table, sim/costs.txt, in ns. "REF /N" is REF's figure and interval divided by N
+(a capacity per worker). An entry's "mixed_machines"
 ({experiment: why}) lets those rows name more than one machine, and the run says so. Rows with no committed data to
 check carry "unchecked" and the reason, and are listed as such.
 
@@ -93,7 +94,11 @@ class Data:
         """(median, low, high, runs) of one table cell."""
         if ref in self.cells:
             return self.cells[ref]
-        if ref.startswith("csv:"):
+        base, per, n = ref.rpartition(" /")[0], *ref.rpartition(" /")[1:]
+        if per and n.isdigit() and int(n) > 0:  # "REF /N": the figure per one of N (per worker)
+            m, lo, hi, runs = self.cell(base)
+            out = (m / int(n), lo / int(n), hi / int(n), runs)
+        elif ref.startswith("csv:"):
             out = self.csv_cell(ref[4:])
         elif ref.startswith("costs:"):
             out = self.cost(ref[6:])
@@ -148,6 +153,14 @@ class Data:
         return self.cell(ref)[0]
 
 
+def short(ref):
+    """A reference as the ok line names it: the configuration, or a CSV row's key values."""
+    if ref.startswith("csv:"):
+        return ",".join(kv.split("=", 1)[1] for kv in ref.split("?", 1)[1].split("#")[0].split("&")) + \
+            (" " + ref.rpartition(" ")[2] if " /" in ref else "")
+    return ref.split("/")[1] if "/" in ref else ref
+
+
 def check_one(data, c):
     """Raise Failed with what differs, or return a short text of what held."""
     if "get" in c:
@@ -183,8 +196,8 @@ def check_one(data, c):
             if verdict not in want:
                 raise Failed(f"{a} [{ca[1]:.4g}..{ca[2]:.4g}] {op} {b} [{cb[1]:.4g}..{cb[2]:.4g}] does not hold "
                              f"by the interval rule ({verdict.replace('A', 'first').replace('B', 'second')})")
-            said.append(b.split("/")[1] if "/" in b else b)
-        return f"{a.split('/')[1]} {op} {', '.join(said)}"
+            said.append(short(b))
+        return f"{short(a)} {op} {', '.join(said)}"
     raise Failed(f"unknown check {json.dumps(c)}")
 
 
