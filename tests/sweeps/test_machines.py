@@ -154,6 +154,19 @@ def test_load_sweep_redrawn_from_its_runs_csv(tmp):
     assert len(read_csv(os.path.join(exp, "runs.csv"))) == len(rows), "the committed runs.csv was rewritten"
 
 
+def test_validate_sim_names_commit_and_machine(tmp):
+    """validate-sim's table says which commit and which machine its native runs had."""
+    out = os.path.join(tmp, "vs")
+    p = subprocess.run([PY, os.path.join(ROOT, "scripts", "validate_sim.py"), "--schedbed", SCHEDBED, "--policies",
+                        "stealing", "--workloads", "tiny", "--duration", "0.2", "--out", out],
+                       capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0, p.stderr
+    host = subprocess.run([SCHEDBED, "host"], capture_output=True, text=True).stdout.split("\t")
+    with open(os.path.join(out, "table.md")) as f:
+        head = f.readline()
+    assert f"; machine: {host[0]}, {int(host[1])} cores;" in head and "; commit " in head, head
+
+
 def test_backfill_from_the_runs_archive(tmp):
     exp = os.path.join(tmp, "exp")
     os.makedirs(exp)
@@ -183,7 +196,8 @@ def test_backfill_from_the_runs_archive(tmp):
 
 
 TESTS = [test_collect_refuses_two_machines, test_capacity_splits_machines, test_tables_and_figures_name_their_machine,
-         test_load_sweep_redrawn_from_its_runs_csv, test_backfill_from_the_runs_archive]
+         test_load_sweep_redrawn_from_its_runs_csv, test_validate_sim_names_commit_and_machine,
+         test_backfill_from_the_runs_archive]
 
 if __name__ == "__main__":
     SCHEDBED, chosen = cli(TESTS, SCHEDBED, "test_machines.py")
