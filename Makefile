@@ -32,7 +32,7 @@ WORKLOAD_SRC := $(wildcard workloads/*.c)
 LIB_SRC := $(CORE_SRC) $(POLICY_SRC) $(WORKLOAD_SRC)
 HDRS := $(wildcard core/*.h policies/*.h workloads/*.h harness/*.h)
 
-.PHONY: all deps test check layers unit canaries stress clang valgrind bench bench-core clean help schedbed compare ab plot sweep readme-test peers reproduce sweep-test sim-test validate-sim calibrate metg scale carry fuzz fuzz-slice
+.PHONY: all deps test check claims layers unit canaries stress clang valgrind bench bench-core clean help schedbed compare ab plot sweep readme-test peers reproduce sweep-test sim-test validate-sim calibrate metg scale carry fuzz fuzz-slice
 
 ## all         build the program, build/release/schedbed (what a plain `make` does), and its library
 all: deps $(B)/release/schedbed
@@ -191,7 +191,7 @@ check: deps
 
 # make test: every build first (two compilers at a time), then each step in turn with a header
 # line and the time so far; the first failing step ends it.
-TEST_STEPS := layers unit stress model-check sweep-test sim-test fuzz-slice clang valgrind readme-test
+TEST_STEPS := layers claims unit stress model-check sweep-test sim-test fuzz-slice clang valgrind readme-test
 TEST_BUILDS = $(B)/release/schedbed $(B)/tests/schedbed-tests $(foreach v,tsan asan,$(B)/$(v)/stress $(B)/$(v)/schedbed \
 	$(B)/$(v)/canary) $(B)/clang/schedbed
 ## test        everything CI runs: builds, the Criterion suite, sanitizer canaries and stress runs, the model check, the sweep tests, the simulator tests, a fuzz slice, clang and valgrind
@@ -205,6 +205,10 @@ test: deps
 	done; \
 	echo "== test: every step passed in $$(( $$(date +%s) - start )) s"
 
+## claims      every row of PAPER.md's claims table recomputed from results/paper/ (results/paper/claims.json): a number that no longer rounds to the quoted one, or a comparison the 95% intervals do not support, fails naming the row
+claims: deps
+	$(PYTHON) scripts/claims.py
+
 ## layers      the floors (core < policies, workloads < harness; no include back up, no policy reaching the core's private headers) and no cycle in core/ but task.c <-> job.c
 layers:
 	$(PYTHON) scripts/layers.py
@@ -215,6 +219,8 @@ sweep-test: deps $(B)/release/schedbed $(B)/release/patterns_tbb $(B)/release/pe
 	$(PYTHON) tests/sweeps/test_metg.py --schedbed $(B)/release/schedbed
 	$(PYTHON) tests/sweeps/test_scale.py --schedbed $(B)/release/schedbed
 	$(PYTHON) tests/sweeps/test_ab.py --schedbed $(B)/release/schedbed
+	$(PYTHON) tests/sweeps/test_machines.py --schedbed $(B)/release/schedbed
+	$(PYTHON) tests/sweeps/test_claims.py
 	$(PYTHON) tests/sweeps/slurm_test.py --schedbed $(B)/release/schedbed
 
 ## readme-test every command README.md shows, run with short durations (a command the README shows and this test does not know fails it)

@@ -22,6 +22,7 @@ static void usage(FILE *f)
 	      "  run     run one workload under one policy and write its results (schedbed run --help)\n"
 	      "  list    every policy, workload and parameter with its default and range (schedbed list --help)\n"
 	      "  outputs what a run writes: every file, column and key, with units (read this before the files)\n"
+	      "  host    this machine as meta.json names it: CPU model, a tab, cores online (for scripts)\n"
 	      "  help    this text\n",
 	      f);
 }
@@ -163,7 +164,7 @@ int main(int argc, char **argv)
 		return BENCH_EXIT_FAIL;
 	}
 	if (argc < 2) {
-		bench_error("missing command; valid commands are: run, list, outputs, help (see schedbed --help)");
+		bench_error("missing command; valid commands are: run, list, outputs, host, help (see schedbed --help)");
 		return BENCH_EXIT_USAGE;
 	}
 	const char *cmd = argv[1];
@@ -173,6 +174,15 @@ int main(int argc, char **argv)
 	}
 	if (strcmp(cmd, "list") == 0 || strcmp(cmd, "--list") == 0)
 		return cmd_list(argc - 1, argv + 1);
+	if (strcmp(cmd, "host") == 0) {
+		/* the same facts as meta.json's cpu_model and cores_online, for results that schedbed
+		 * does not write itself (the peers' runs), so that every run of a sweep names its
+		 * machine the same way */
+		struct bench_host h;
+		bench_host_collect(&h);
+		printf("%s\t%u\n", h.cpu_model, h.pus);
+		return BENCH_EXIT_OK;
+	}
 	if (strcmp(cmd, "outputs") == 0) {
 		bench_usage_outputs(stdout);
 		return BENCH_EXIT_OK;
@@ -208,6 +218,6 @@ int main(int argc, char **argv)
 		bench_opts_free(&o);
 		return rc;
 	}
-	bench_error("unknown command '%s'; valid commands are: run, list, outputs, help", cmd);
+	bench_error("unknown command '%s'; valid commands are: run, list, outputs, host, help", cmd);
 	return BENCH_EXIT_USAGE;
 }

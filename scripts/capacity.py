@@ -25,7 +25,11 @@ rate passes (0: not even the lowest). Its 95% interval is the percentile bootstr
 capacity, resampling the repetitions at each rate (fixed seed). Two policies' capacities are
 ordered only when their intervals do not overlap.
 
-Writes capacity.md, capacity.csv and capacity-<variant>.png (p99 over SLO per class against the
+One table holds one machine (machines.py): a variant whose runs come from two machines (parts of
+a sweep run on different hosts) gets a table, an SLO bar and a figure per machine, named after it,
+unless --allow-mixed-machines.
+
+Writes capacity.md, capacity.csv and capacity-<variant>[-<machine>].png (p99 over SLO per class against the
 offered rate, at most six classes, two to a row) beside runs.csv.
 """
 import argparse
@@ -37,6 +41,7 @@ import textwrap
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import sweep  # noqa: E402
+import machines  # noqa: E402
 from sbresults import die, eng_axis, plt, save  # noqa: E402
 
 import numpy as np  # noqa: E402
@@ -103,31 +108,43 @@ def saturation(rows, ld):
     return (float(np.median(cores)) if cores else None, float(np.median(busy)) if busy else None)
 
 
-def analyse(rows, ld):
-    """[{variant, policy, capacity, low, high, achieved, slo}] per variant and policy."""
+def analyse(rows, ld, allow_mixed=False):
+    """[{variant, group, machine, policy, capacity, low, high, achieved, slo}] per variant, machine
+    and policy. A variant whose runs come from two machines is two groups, each with its own SLO bar
+    (machines.py: one table shows one machine), unless allow_mixed."""
+    out = []
+    for v in ld.get("variants") or [{"name": "", "label": ""}]:
+        groups = machines.split([r for r in rows if (r.get("variant") or "") == v["name"]], allow_mixed)
+        for machine, mine in groups:
+            group = v["name"] + (f"-{machines.slug(machine)}" if len(groups) > 1 else "")
+            out += analyse_group(mine, ld, v, machine, group)
+    return out
+
+
+def analyse_group(mine, ld, v, machine, group):
+    """analyse() for the runs of one variant on one machine."""
     classes = ld["slo_classes"]
     factor = ld.get("slo_factor", 2)
     achieved_col = (ld.get("achieved") or {}).get("column", "throughput")
     out = []
-    for v in ld.get("variants") or [{"name": "", "label": ""}]:
-        mine = [r for r in rows if (r.get("variant") or "") == v["name"]]
-        if not mine:
+    if not mine:
+        return out
+    slo = slos(mine, classes, factor)
+    for p in ld["policies"]:
+        pr = [r for r in mine if r["policy"] == p]
+        if not pr:
             continue
-        slo = slos(mine, classes, factor)
-        for p in ld["policies"]:
-            pr = [r for r in mine if r["policy"] == p]
-            if not pr:
-                continue
-            rates = sorted({r["rate"] for r in pr})
-            by_rate = [(x, np.array([worst_ratio(r, slo) for r in pr if r["rate"] == x])) for x in rates]
-            cap, lo, hi = capacity_ci(by_rate)
-            at = [r.get(achieved_col) for r in pr if r["rate"] == cap and r.get(achieved_col) is not None]
-            top = [r.get(achieved_col) for r in pr if r["rate"] == rates[-1] and r.get(achieved_col) is not None]
-            cores, busy = saturation(pr, ld)
-            out.append({"top_rate": rates[-1], "achieved_top": float(np.median(top)) if top else None,
-                        "cores_top": cores, "busy_top": busy, "variant": v["name"], "variant_label": v.get("label", ""), "policy": p, "capacity": cap,
-                        "low": lo, "high": hi, "achieved": float(np.median(at)) if at else None, "slo": slo,
-                        "reps": max((len(x) for _, x in by_rate), default=0)})
+        rates = sorted({r["rate"] for r in pr})
+        by_rate = [(x, np.array([worst_ratio(r, slo) for r in pr if r["rate"] == x])) for x in rates]
+        cap, lo, hi = capacity_ci(by_rate)
+        at = [r.get(achieved_col) for r in pr if r["rate"] == cap and r.get(achieved_col) is not None]
+        top = [r.get(achieved_col) for r in pr if r["rate"] == rates[-1] and r.get(achieved_col) is not None]
+        cores, busy = saturation(pr, ld)
+        out.append({"group": group, "machine": machine, "top_rate": rates[-1],
+                    "achieved_top": float(np.median(top)) if top else None, "cores_top": cores, "busy_top": busy,
+                    "variant": v["name"], "variant_label": v.get("label", ""), "policy": p, "capacity": cap,
+                    "low": lo, "high": hi, "achieved": float(np.median(at)) if at else None, "slo": slo,
+                    "reps": max((len(x) for _, x in by_rate), default=0)})
     return out
 
 
@@ -135,20 +152,20 @@ def write(exp_dir, res, ld):
     unit = ld.get("offered_unit", ld["param"])
     with open(os.path.join(exp_dir, "capacity.csv"), "w", newline="") as f:
         w = csv.writer(f)
-        w.writerow(["variant", "policy", f"capacity ({unit})", "ci_low", "ci_high", "achieved at capacity", "reps",
+        w.writerow(["variant", "machine", "policy", f"capacity ({unit})", "ci_low", "ci_high", "achieved at capacity", "reps",
                     "top rate", "achieved at the top rate", "cores used at the top rate",
                     "sessions busy at the top rate"] + [f"slo {c} (ns)" for c in ld["slo_classes"]])
         for x in res:
-            w.writerow([x["variant"], x["policy"], x["capacity"], x["low"], x["high"], x["achieved"], x["reps"],
+            w.writerow([x["variant"], x["machine"], x["policy"], x["capacity"], x["low"], x["high"], x["achieved"], x["reps"],
                         x["top_rate"], x["achieved_top"], x["cores_top"], x["busy_top"]] +
                        [round(x["slo"][c]) for c in ld["slo_classes"]])
     md = [f"Capacity: the highest offered rate ({unit}) up to which every rate keeps the p99 of "
           f"{', '.join(ld['slo_classes'])} within {ld.get('slo_factor', 2)}x the unloaded p99 and cancels no job; "
           f"median of the repetitions, [95% bootstrap interval].", ""]
-    for v in dict.fromkeys(x["variant"] for x in res):
-        mine = [x for x in res if x["variant"] == v]
+    for g in dict.fromkeys(x["group"] for x in res):
+        mine = [x for x in res if x["group"] == g]
         slo = mine[0]["slo"]
-        md += [f"### {mine[0]['variant_label'] or v or 'all runs'}", "",
+        md += [f"### {mine[0]['variant_label'] or mine[0]['variant'] or 'all runs'}; {mine[0]['machine']}", "",
                "SLO: " + ", ".join(f"{c} {sweep.fmt_ns(t)}" for c, t in slo.items()), "",
                f"| policy | capacity ({unit}) | achieved at capacity | reps | at the top offered rate: "
                f"offered, achieved, cores used, sessions busy |", "|---|---|---|---|---|"]
@@ -169,14 +186,19 @@ def write(exp_dir, res, ld):
 
 
 def plot(exp_dir, rows, res, ld):
-    """Per variant: p99 / SLO against the offered rate, one panel per class (at most six, two to a row, the
-    canvas growing with the rows so that labels keep their size)."""
+    """Per variant and machine: p99 / SLO against the offered rate, medians with their 95% interval,
+    one panel per class (at most six, two to a row, the canvas growing with the rows so that labels
+    keep their size)."""
     pngs = []
     unit = ld.get("offered_unit", ld["param"])
     classes = ld["slo_classes"][:6]
-    for v in dict.fromkeys(x["variant"] for x in res):
-        mine = [r for r in rows if (r.get("variant") or "") == v]
-        slo = next(x["slo"] for x in res if x["variant"] == v)
+    for g in dict.fromkeys(x["group"] for x in res):
+        first = next(x for x in res if x["group"] == g)
+        v, machine = first["variant"], first["machine"]
+        split = len({x["machine"] for x in res if x["variant"] == v}) > 1
+        mine = [r for r in rows if (r.get("variant") or "") == v and
+                (not split or machines.name(machines.key(r)) == machine)]
+        slo = first["slo"]
         ncols = min(2, len(classes))
         nrows = -(-len(classes) // ncols)
         with plt.rc_context({"font.size": 9}):
@@ -187,8 +209,10 @@ def plot(exp_dir, rows, res, ld):
                     if not pr:
                         continue
                     rates = sorted({r["rate"] for r in pr})
-                    med = [np.median([r[f"classes.{c}.p99"] / slo[c] for r in pr if r["rate"] == x]) for x in rates]
-                    ax.plot(rates, med, marker="o", ms=3, lw=1, label=p, color=plt.cm.tab10(i % 10))
+                    ci = np.array([sbstats.median_ci([r[f"classes.{c}.p99"] / slo[c] for r in pr if r["rate"] == x])
+                                   for x in rates])
+                    ax.errorbar(rates, ci[:, 0], yerr=[ci[:, 0] - ci[:, 1], ci[:, 2] - ci[:, 0]], marker="o", ms=3,
+                                lw=1, capsize=2, elinewidth=0.8, label=p, color=plt.cm.tab10(i % 10))
                 ax.axhline(1.0, color="black", lw=0.8, ls="--")
                 ax.set_yscale("log")  # past the knee p99 grows by orders of magnitude
                 ax.set_xlabel(f"offered load ({unit})")
@@ -198,11 +222,12 @@ def plot(exp_dir, rows, res, ld):
             for ax in spare:
                 ax.set_visible(False)
             handles, names = axes.flat[0].get_legend_handles_labels()
-            label = next(x["variant_label"] for x in res if x["variant"] == v) or v
-            reps = max(x["reps"] for x in res if x["variant"] == v)
+            label = first["variant_label"] or v
+            reps = max(x["reps"] for x in res if x["group"] == g)
             fig.suptitle("\n".join(textwrap.wrap(
                 f"capacity sweep{', ' + label if label else ''}: p99 against {ld.get('slo_factor', 2)}x the unloaded "
-                f"p99; medians of {sweep.plural(reps, 'repetition')}; dashed: the SLO", 100)), fontsize=9)
+                f"p99; medians of {sweep.plural(reps, 'repetition')} with 95% intervals; dashed: the SLO", 100)) +
+                f"\n{machine}", fontsize=9)
             if spare:  # an odd number of classes leaves a panel free: the legend goes there
                 fig.tight_layout()
                 spare[0].set_visible(True)
@@ -211,13 +236,13 @@ def plot(exp_dir, rows, res, ld):
             else:
                 fig.tight_layout(rect=(0, 0.07, 1, 1))
                 fig.legend(handles, names, loc="lower center", ncol=min(len(names), 9), fontsize=8, frameon=False)
-            pngs.append(save(fig, exp_dir, f"capacity-{v}" if v else "capacity"))
+            pngs.append(save(fig, exp_dir, f"capacity-{g}" if g else "capacity"))
     return pngs
 
 
-def run(exp_dir, ld, pool=None):
+def run(exp_dir, ld, pool=None, allow_mixed=False):
     """The capacity of the runs in exp_dir/runs.csv, or of the runs of every directory in pool
-    together (parts of one sweep run apart: one SLO bar for all their policies)."""
+    together (parts of one sweep run apart: one SLO bar for all their policies on one machine)."""
     rows = []
     for d in pool or [exp_dir]:
         part = sweep.read_rows(os.path.join(d, "runs.csv"))
@@ -225,7 +250,7 @@ def run(exp_dir, ld, pool=None):
             die(f"{d}/runs.csv has no runs")
         rows += part
     os.makedirs(exp_dir, exist_ok=True)
-    res = analyse(rows, ld)
+    res = analyse(rows, ld, allow_mixed)
     text = write(exp_dir, res, ld)
     if pool:
         line = ("Runs pooled from " + ", ".join(f"`{os.path.relpath(d, exp_dir)}/runs.csv`" for d in pool) +
@@ -243,13 +268,15 @@ def main():
     ap.add_argument("--pool", nargs="+", metavar="DIR", help="read the runs of these experiment directories "
                     "together (the parts of one sweep, e.g. capacity-5ms capacity-short-epochs capacity-more) and "
                     "write into DIR")
+    ap.add_argument(machines.FLAG, dest="allow_mixed", action="store_true", help="one SLO bar and one table for "
+                    "runs of different machines (each table then says MIXED MACHINES)")
     a = ap.parse_args()
     desc = a.description or os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "sweeps",
                                          os.path.basename(os.path.normpath(a.dir)) + ".json")
     d = sweep.load_description(desc)
     if "load" not in d or "slo_classes" not in d["load"]:
         die(f"{desc} is not a load sweep with slo_classes")
-    text, pngs = run(a.dir, d["load"], a.pool)
+    text, pngs = run(a.dir, d["load"], a.pool, a.allow_mixed)
     print(text)
     for p in pngs:
         print(p)

@@ -39,6 +39,7 @@ from sbresults import die, eng_axis, fmt_ns, fmt_rate, plt, save  # first: it sa
 
 import numpy as np  # noqa: E402
 import capacity  # noqa: E402
+import machines  # noqa: E402
 import sbstats  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -189,7 +190,7 @@ def run_shape(rows):
 CSV_STATS = ("median", "ci_low", "ci_high", "min", "max")
 
 
-def write_tables(name, d, rows, out):
+def write_tables(name, d, rows, out, machine):
     ms = metrics_of(d)
     st = medians(d, rows)
     md = ["| configuration | " + " | ".join(m["title"] for m in ms) + " | runs |",
@@ -213,7 +214,7 @@ def write_tables(name, d, rows, out):
     memo = f" (memo {d['memo']})" if d.get("memo") else ""
     with open(os.path.join(out, "table.md"), "w") as f:
         f.write(f"{d['question']}{memo}\n\nMedian [95% bootstrap interval of the median] over each configuration's "
-                f"runs; {run_shape(rows)}; {provenance(rows)}.\n\n" + "\n".join(md) + "\n\n" +
+                f"runs; {run_shape(rows)}; {provenance(rows)}; machine: {machine}.\n\n" + "\n".join(md) + "\n\n" +
                 ("" if "load" in d else "\n".join(orderings(st, ms)) + "\n"))
     return "\n".join(md)
 
@@ -236,7 +237,7 @@ def axis_of(m):
     return 1, f"{m['title']} ({unit})"
 
 
-def plot(name, d, rows, out):
+def plot(name, d, rows, out, machine):
     """Median bars with their 95% interval as whiskers, configurations on the y axis, at most four
     panels (metrics) per figure: <name>.png, then <name>-2.png, ... Each panel's scale is the
     metric's "scale" in the description (linear unless it says log), never chosen by the data.
@@ -246,7 +247,10 @@ def plot(name, d, rows, out):
     labels = list(st)
     y = np.arange(len(labels))
     pngs = []
-    chunks = [ms[i:i + PANELS] for i in range(0, len(ms), PANELS)]
+    # many configurations make tall panels: then two side by side per figure, so that a figure
+    # printed at page width stays readable
+    per = PANELS if len(labels) <= 12 else 2
+    chunks = [ms[i:i + per] for i in range(0, len(ms), per)]
     for n, chunk in enumerate(chunks, 1):
         ncols = min(2, len(chunk))
         nrows = -(-len(chunk) // ncols)
@@ -275,7 +279,7 @@ def plot(name, d, rows, out):
             part = f" ({n}/{len(chunks)})" if len(chunks) > 1 else ""
             memo = f" (memo {d['memo']})" if d.get("memo") else ""
             fig.suptitle("\n".join(textwrap.wrap(f"{name}{part}: {d['question']}{memo}", 95)) +
-                         f"\nmedian and 95% interval; {run_shape(rows)}; {provenance(rows)}", fontsize=9)
+                         f"\nmedian and 95% interval; {run_shape(rows)}; {provenance(rows)}\n{machine}", fontsize=9)
             fig.tight_layout()
             pngs.append(save(fig, out, name if n == 1 else f"{name}-{n}"))
     return pngs
@@ -336,8 +340,8 @@ def compare_with_paper(name, d, rows):
 
 # ---- the whole thing --------------------------------------------------------------------------
 
-def report(out, names, descs, update):
-    csv_path, _ = sweep.collect(out)
+def report(out, names, descs, update, allow_mixed=False):
+    csv_path, _ = sweep.collect(out, allow_mixed=allow_mixed)
     rows = sweep.read_rows(csv_path)
     present = list(dict.fromkeys(r["experiment"] for r in rows))
     names = [n for n in (names or present) if n in present]
@@ -353,16 +357,12 @@ def report(out, names, descs, update):
             w.writeheader()
             w.writerows(r for r in rd if r["experiment"] == n)
         print(f"\n== {n}: {d['question']}")
-        print(write_tables(n, d, mine, exp_dir))
+        machine = machines.one_machine(mine, n, allow_mixed)
+        print(write_tables(n, d, mine, exp_dir, machine))
         if "load" in d:
-            ran = {r.get("variant") or "" for r in mine}
-            for v in (v for v in variants_of(d) if v["name"] in ran):
-                print(sweep.plot_load(exp_dir, os.path.join(exp_dir, "runs.csv"), "all", d["load"], v["name"]))
-            if "slo_classes" in d["load"]:
-                text, pngs = capacity.run(exp_dir, d["load"])
-                print(text + "\n" + "\n".join(pngs))
+            load_figures(exp_dir, d, mine, allow_mixed)
         else:
-            plot(n, d, mine, exp_dir)
+            plot(n, d, mine, exp_dir, machine)
         vs.append(compare_with_paper(n, d, mine))
     with open(os.path.join(out, "vs-paper.md"), "w") as f:
         f.write("# These runs against the committed results\n\n" + "\n".join(vs))
@@ -374,6 +374,17 @@ def report(out, names, descs, update):
     else:
         print(f"experiments: {os.path.relpath(PAPER, ROOT)}/ is unchanged (--update-paper, or make reproduce "
               f"UPDATE=1, replaces it)", file=sys.stderr)
+
+
+def load_figures(exp_dir, d, rows, allow_mixed):
+    """A load sweep's figures from exp_dir/runs.csv: p99 against the offered rate per variant, and
+    the capacity table and figures when the description holds the p99 to an SLO."""
+    ran = {r.get("variant") or "" for r in rows}
+    for v in (v for v in variants_of(d) if v["name"] in ran):
+        print(sweep.plot_load(exp_dir, os.path.join(exp_dir, "runs.csv"), "all", d["load"], v["name"], allow_mixed))
+    if "slo_classes" in d["load"]:
+        text, pngs = capacity.run(exp_dir, d["load"], allow_mixed=allow_mixed)
+        print(text + "\n" + "\n".join(pngs))
 
 
 RUNS_ARCHIVE = "runs.tar.xz"
@@ -428,8 +439,9 @@ def rows_from_dirs(name, d, exp_dir):
         with open(os.path.join(run, "summary.json")) as f:
             s = json.load(f)
         with open(os.path.join(run, "meta.json")) as f:
-            git = json.load(f).get("git") or {}
-        row = {"experiment": name, "git_sha": git.get("sha", ""), "dirty": 1 if git.get("dirty") in (True, None) else 0,
+            meta = json.load(f)
+        git = meta.get("git") or {}
+        row = {"experiment": name, **machines.of_meta(meta), "git_sha": git.get("sha", ""), "dirty": 1 if git.get("dirty") in (True, None) else 0,
                "seed": float(s["seed"]) if "seed" in s else None, "policy": s.get("policy", ""),
                "workload": s.get("workload", s.get("peer", ""))}
         if "load" in d:  # <policy>/rate-<rate>-r<k>: the variant-less layout of a load sweep
@@ -447,12 +459,16 @@ def rows_from_dirs(name, d, exp_dir):
     return rows
 
 
-def replot(names, descs):
+def replot(names, descs, allow_mixed=False):
     """Tables and figures of results/paper/<name>/ again, from the result directories committed
-    there (what --update-paper copied), with today's statistics and figure rules."""
+    there (what --update-paper copied), with today's statistics and figure rules. A load sweep's
+    rows come from its committed runs.csv where there is one (its variants' layout is not one
+    rows_from_dirs reads)."""
     for n in names:
         d, exp_dir = descs[n], os.path.join(PAPER, n)
-        rows = rows_from_dirs(n, d, exp_dir)
+        runs_csv = os.path.join(exp_dir, "runs.csv")
+        from_csv = "load" in d and os.path.exists(runs_csv)
+        rows = sweep.read_rows(runs_csv) if from_csv else rows_from_dirs(n, d, exp_dir)
         if not rows:
             print(f"experiments: {os.path.relpath(exp_dir, ROOT)}/ holds no per-run results of this description; "
                   f"not redrawn", file=sys.stderr)
@@ -462,20 +478,17 @@ def replot(names, descs):
             print(f"experiments: {os.path.relpath(exp_dir, ROOT)}/ holds no runs of {', '.join(missing)}; not redrawn",
                   file=sys.stderr)
             continue
+        machine = machines.one_machine(rows, os.path.relpath(exp_dir, ROOT), allow_mixed)
         for old in {*glob.glob(os.path.join(exp_dir, n + "*.png")), *glob.glob(os.path.join(exp_dir, n + "*.pdf")),
                     *glob.glob(os.path.join(exp_dir, "sweep_p99*"))}:
             os.remove(old)
-        write_tables(n, d, rows, exp_dir)
+        write_tables(n, d, rows, exp_dir, machine)
         if "load" in d:
-            path = os.path.join(exp_dir, "runs.csv")
-            cols = list(dict.fromkeys(k for r in rows for k in r))
-            with open(path, "w", newline="") as f:
-                w = csv.DictWriter(f, fieldnames=cols, restval="")
-                w.writeheader()
-                w.writerows(rows)
-            print(sweep.plot_load(exp_dir, path, "all", d["load"]))
+            if not from_csv:
+                sweep.write_csv(runs_csv, list(dict.fromkeys(k for r in rows for k in r)), rows)
+            load_figures(exp_dir, d, rows, allow_mixed)
             continue
-        for png in plot(n, d, rows, exp_dir):
+        for png in plot(n, d, rows, exp_dir, machine):
             print(png)
 
 
@@ -514,6 +527,8 @@ def main():
                                                    "description's, else 1)")
     ap.add_argument("--allow-dirty", action="store_true", help="run from a tree with uncommitted changes (for "
                                                                "development: every result is marked dirty)")
+    ap.add_argument(machines.FLAG, dest="allow_mixed", action="store_true", help="put runs of different machines "
+                    "into one table or figure (each then says MIXED MACHINES)")
     a = ap.parse_args()
     descs = descriptions()
     if a.list:
@@ -524,10 +539,10 @@ def main():
     if bad:
         die(f"unknown experiment(s) {', '.join(bad)}; valid: {', '.join(descs)}")
     if a.report:
-        report(a.report, a.experiments, descs, a.update_paper)
+        report(a.report, a.experiments, descs, a.update_paper, a.allow_mixed)
         return 0
     if a.replot:
-        replot(a.experiments or list(descs), descs)
+        replot(a.experiments or list(descs), descs, a.allow_mixed)
         return 0
     names = a.experiments or default_experiments(descs)
     out = a.out or os.path.join("results", "reproduce-" + time.strftime("%Y%m%dT%H%M%SZ", time.gmtime()))
@@ -542,7 +557,7 @@ def main():
     if status != 0:
         die(f"not every run finished; fix and resume with: scripts/sweep.py run {out} --retry-failed, "
             f"then scripts/experiments.py --report {out}", status)
-    report(out, names, descs, a.update_paper)
+    report(out, names, descs, a.update_paper, a.allow_mixed)
     print(f"experiments: {len(names)} done in {(time.monotonic() - t0) / 60:.1f} min, under {out}/", file=sys.stderr)
     return 0
 

@@ -60,6 +60,7 @@ import numpy as np
 
 from sbresults import PROG, die, job_latencies, load_json, plt, policy_names, save, split_list
 from sweep import DEFAULT_SCHEDBED, line_state, read_manifest, write_manifest
+import machines
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -221,6 +222,9 @@ def gather(root):
     if bad:
         die(f"{len(bad)} of {len(lines)} runs are not finished: {', '.join(bad[:4])}"
             f"{' ...' if len(bad) > 4 else ''} (scripts/sweep.py run {root} finishes them)", 1)
+    # one METG table is one machine's: schedbed and the peers record it in every run's meta.json
+    machine = machines.one_machine([machines.of_meta(load_json(os.path.join(root, ln["out"], "meta.json")))
+                                    for ln in lines], f"metg {root}")
     rows = []
     for ln in lines:
         t = ln["tags"]
@@ -258,7 +262,8 @@ def gather(root):
         json.dump({"peak_flops": peak, "peak_system": params["probe"][1], "peak_medians": medians,
                    "peak_iterations": params["peak_iterations"], "threads": params["threads"],
                    "width": params["width"], "steps": params["steps"], "graphs": params["graphs"],
-                   "reps": params["reps"], "host": platform.node(), "cpus": os.cpu_count(), "git": git.strip(),
+                   "reps": params["reps"], "host": platform.node(), "cpus": os.cpu_count(), "machine": machine,
+                   "git": git.strip(),
                    "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "command": params["command"]},
                   f, indent=2)
     print(f"{PROG}: {len(rows)} runs gathered; peak {peak / 1e9:.2f} GFLOP/s", file=sys.stderr)
@@ -380,42 +385,57 @@ def report(root):
         lines += ["", f"† own peak below {CEILING_SUSPECT:.0%} of the machine's: the system cannot use every thread "
                   "(serial runs a job on its one request thread), so its efficiency stays near 1/threads at every coarse "
                   "granularity and where it crosses 50% measures the machine's noise, not the system's overhead."]
+    machine = peak.get("machine", machines.UNKNOWN)
+    lines += ["", f"Machine: {machine}."]
     with open(os.path.join(root, "metg.md"), "w") as f:
         f.write("\n".join(lines) + "\n")
     print("\n".join(lines))
-    figures(root, rows, systems, patterns)
+    figures(root, rows, systems, patterns, machine)
 
 
-def figures(root, rows, systems, patterns):
-    cmap = plt.get_cmap("tab20")
-    styles = {s: (cmap(i % 20), "--" if s[1] == "peer" else "-") for i, s in enumerate(systems)}
+def figures(root, rows, systems, patterns, machine):
+    """Efficiency against granularity per pattern, four patterns to a figure drawn at page width:
+    the median over the repetitions with their min..max as whiskers; policies solid in tab10's
+    saturated colours, peers dashed in black and grey; the 50% line that defines METG drawn
+    dark."""
+    policies = [s for s in systems if s[1] != "peer"]
+    peers = [s for s in systems if s[1] == "peer"]
+    styles = {s: (plt.cm.tab10(i % 10), "-", "o") for i, s in enumerate(policies)}
+    styles.update({s: (("black", "dimgrey", "grey")[i % 3], "--", "s") for i, s in enumerate(peers)})
     for n, start in enumerate(range(0, len(patterns), 4), 1):
         group = patterns[start:start + 4]
-        nrows = (len(group) + 1) // 2
-        fig, axes = plt.subplots(nrows, 2, figsize=(12, 4.5 * nrows), squeeze=False)
-        for ax, pattern in zip(axes.flat, group):
-            for system, kind in systems:
-                mine = [r for r in rows if r["pattern"] == pattern and r["system"] == system]
-                its = sorted({r["iterations"] for r in mine}, reverse=True)
-                g = [np.median([r["granularity_us"] for r in mine if r["iterations"] == i]) for i in its]
-                e = [np.median([r["efficiency"] for r in mine if r["iterations"] == i]) for i in its]
-                color, ls = styles[(system, kind)]
-                ax.plot(g, e, ls, marker=".", color=color, label=label_of(system, kind))
-            ax.axhline(0.5, color="grey", lw=0.8, ls=":")
-            ax.set_xscale("log")
-            ax.set_yscale("log")
-            top = max([1.2] + [r["efficiency"] * 1.15 for r in rows if r["pattern"] == pattern])
-            ax.set_ylim(0.01, top)
-            ax.set_title(pattern, fontsize=11)
-            ax.set_xlabel("task granularity (µs, log scale)", fontsize=10)
-            ax.set_ylabel("efficiency (fraction of peak FLOP/s, log)", fontsize=10)
-            ax.tick_params(labelsize=9)
-        for ax in list(axes.flat)[len(group):]:
-            ax.set_visible(False)
-        handles, labels = axes.flat[0].get_legend_handles_labels()
-        fig.legend(handles, labels, loc="lower center", ncol=6, fontsize=9, frameon=False)
-        fig.tight_layout(rect=(0, 0.07 if nrows > 1 else 0.12, 1, 1))
-        png = save(fig, root, f"metg-{n}")
+        ncols = min(2, len(group))  # one pattern (a focused sweep): one panel, not half a figure
+        nrows = -(-len(group) // ncols)
+        with plt.rc_context({"font.size": 8}):
+            fig, axes = plt.subplots(nrows, ncols, figsize=(3.5 + 3.5 * (ncols - 1) + 1.0 * (2 - ncols),
+                                                            2.9 * nrows + 0.9 + 0.4 * (2 - ncols)), squeeze=False)
+            for ax, pattern in zip(axes.flat, group):
+                for system, kind in systems:
+                    mine = [r for r in rows if r["pattern"] == pattern and r["system"] == system]
+                    its = sorted({r["iterations"] for r in mine}, reverse=True)
+                    g = [np.median([r["granularity_us"] for r in mine if r["iterations"] == i]) for i in its]
+                    e = [[r["efficiency"] for r in mine if r["iterations"] == i] for i in its]
+                    med = np.array([np.median(x) for x in e])
+                    err = [med - np.array([min(x) for x in e]), np.array([max(x) for x in e]) - med]
+                    color, ls, mk = styles[(system, kind)]
+                    ax.errorbar(g, med, yerr=err, ls=ls, marker=mk, ms=2.5, lw=1, elinewidth=0.6, capsize=1.5,
+                                color=color, label=label_of(system, kind))
+                ax.axhline(0.5, color="black", lw=1.2, ls="-.", zorder=0)
+                ax.set_xscale("log")
+                ax.set_yscale("log")
+                top = max([1.2] + [r["efficiency"] * 1.15 for r in rows if r["pattern"] == pattern])
+                ax.set_ylim(0.01, top)
+                ax.set_title(pattern, fontsize=9)
+                ax.set_xlabel("task granularity (µs, log scale)")
+                ax.set_ylabel("efficiency (of peak FLOP/s, log)")
+            for ax in list(axes.flat)[len(group):]:
+                ax.set_visible(False)
+            handles, labels = axes.flat[0].get_legend_handles_labels()
+            fig.legend(handles, labels, loc="lower center", ncol=3 * ncols, fontsize=8, frameon=False)
+            fig.suptitle("efficiency against task granularity: median of the repetitions, min..max "
+                         f"whiskers;{' ' if ncols > 1 else chr(10)}dash-dot: 50%, the METG line\n{machine}", fontsize=8)
+            fig.tight_layout(rect=(0, 0.1 if nrows > 1 else 0.16 + 0.1 * (2 - ncols), 1, 1))
+            png = save(fig, root, f"metg-{n}")
         print(f"{PROG}: wrote {png}", file=sys.stderr)
 
 

@@ -17,6 +17,18 @@ def die(msg, status=2):
     sys.exit(status)
 
 
+def write_csv(path, fields, rows):
+    """rows (dicts) as a CSV with these columns, under a temporary name renamed into place: a
+    reader never sees half a file."""
+    import csv
+    tmp = path + ".tmp"
+    with open(tmp, "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=fields, restval="")
+        w.writeheader()
+        w.writerows(rows)
+    os.rename(tmp, path)
+
+
 def split_list(text, what):
     items = [x.strip() for x in text.split(",") if x.strip()]
     if not items:

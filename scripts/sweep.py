@@ -50,7 +50,8 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from sbcli import PROG, die, fmt_ns, fmt_rate, split_list  # noqa: E402
+from sbcli import PROG, die, fmt_ns, fmt_rate, split_list, write_csv  # noqa: E402
+import machines  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 TREE = os.path.dirname(HERE)  # the source tree whose state every result records
@@ -384,7 +385,7 @@ def run_line(root, ln, schedbed, tree):
         return finish(False, f"{kind}: {why}", p.returncode)
     if ln["program"] != "schedbed":
         try:
-            write_peer_result(out, cmd, p.stdout, tree)
+            write_peer_result(out, cmd, p.stdout, tree, machines.of_program(schedbed))
         except (ValueError, OSError) as e:
             return finish(False, f"unexpected output from {exe}: {e}", p.returncode)
     bad = check_result(out)
@@ -483,7 +484,7 @@ def hist_percentile(pairs, q):
     return bucket_low(i) + bucket_width(i) - 1
 
 
-def write_peer_result(out, cmd, stdout, tree):
+def write_peer_result(out, cmd, stdout, tree, machine):
     """A peer's result directory gets the same two files as a schedbed run, under a temporary name
     renamed into place when complete. A peer prints either "ns_per_task tasks checksum" (peers_*)
     or a CSV with a header, one row per execution (patterns_*: rep,wall_ns,tasks,flop), kept as
@@ -512,7 +513,7 @@ def write_peer_result(out, cmd, stdout, tree):
     with open(os.path.join(tmp, "summary.json"), "w") as f:
         json.dump({"peer": os.path.basename(cmd[0]), "ns_per_task": ns, "tasks": tasks, "failure": None}, f)
     with open(os.path.join(tmp, "meta.json"), "w") as f:
-        json.dump({"command": cmd, "host": socket.gethostname(), "git": tree}, f)
+        json.dump({"command": cmd, "host": socket.gethostname(), "git": tree, **machine}, f)
     for name, body in extra.items():
         with open(os.path.join(tmp, name), "w") as f:
             f.write(body)
@@ -793,13 +794,14 @@ def derived(s):
 
 
 TAG_COLUMNS = ["id", "experiment", "config", "label", "rep", "policy", "workload", "seed", "sets", "git_sha", "dirty",
-               "overloaded"]
+               "overloaded", *machines.COLUMNS]
 
 
-def collect(root, csv_path=None, leave_out_failed=False):
+def collect(root, csv_path=None, leave_out_failed=False, allow_mixed=False):
     """Every line's result as one row; dies naming the lines that are not finished. With
     leave_out_failed, a line that ran and failed is named and left out instead (a load sweep's
-    runs past saturation); a line that never ran or never ended still stops it."""
+    runs past saturation); a line that never ran or never ended still stops it. Runs of more than
+    one machine (meta.json's CPU model and cores) are refused unless allow_mixed (machines.py)."""
     lines = read_manifest(root)
     bad, left_out = [], []
     for ln in lines:
@@ -823,11 +825,12 @@ def collect(root, csv_path=None, leave_out_failed=False):
         with open(status_path(root, ln)) as f:
             st = json.load(f)
         with open(os.path.join(root, ln["out"], "meta.json")) as f:
-            git = json.load(f).get("git") or {}
+            meta = json.load(f)
+        git = meta.get("git") or {}
         # dirty: the program said so, or the runner was allowed to run from a changed tree
         dirty = bool(git.get("dirty")) or git.get("dirty") is None or bool((st.get("git") or {"dirty": True})["dirty"])
         row = {"id": ln["id"], **ln.get("tags", {}), "args": " ".join(ln["args"]), "elapsed_s": st.get("elapsed_s"),
-               "git_sha": git.get("sha", ""), "dirty": int(dirty), "overloaded": int(bool(st.get("overloaded")))}
+               "git_sha": git.get("sha", ""), "dirty": int(dirty), "overloaded": int(bool(st.get("overloaded"))), **machines.of_meta(meta)}
         for k in ln.get("tags", {}):
             if k not in columns and k not in extra_tags:
                 extra_tags.append(k)
@@ -837,14 +840,10 @@ def collect(root, csv_path=None, leave_out_failed=False):
                 columns.append(k)
         row.update(nums)
         rows.append(row)
+    machines.one_machine(rows, f"collect {root}", allow_mixed)  # before anything is written
     columns = columns[:len(TAG_COLUMNS)] + extra_tags + ["args", "elapsed_s"] + columns[len(TAG_COLUMNS):]
     csv_path = csv_path or os.path.join(root, "runs.csv")
-    tmp = csv_path + ".tmp"
-    with open(tmp, "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=columns, restval="")
-        w.writeheader()
-        w.writerows(rows)
-    os.rename(tmp, csv_path)
+    write_csv(csv_path, columns, rows)
     return csv_path, rows
 
 
@@ -863,7 +862,7 @@ def read_rows(csv_path):
 
 # ---- the load sweep (make sweep) --------------------------------------------------------------
 
-def plot_load(root, csv_path, cls, ld=None, variant=None):
+def plot_load(root, csv_path, cls, ld=None, variant=None, allow_mixed=False):
     """p99 of one class (or of all jobs) and the achieved rate against the offered rate, one curve
     per policy: medians with min..max whiskers. ld is the description's "load" (its offered_unit
     names the rate parameter's unit, its achieved the column of the achieved rate in that unit);
@@ -880,6 +879,7 @@ def plot_load(root, csv_path, cls, ld=None, variant=None):
     if not rows:
         die(f"{csv_path}: no run has a p99 for {'all jobs' if cls == 'all' else 'class ' + cls}")
     param = rows[0]["param"]
+    machine = machines.one_machine(rows, csv_path, allow_mixed)
     offered = f"offered load ({ld['offered_unit']})" if ld.get("offered_unit") else f"offered load: workload parameter {param}"
     achieved = ld.get("achieved") or {"title": "achieved throughput (jobs/s)", "column": "throughput"}
     fig, (a1, a2) = plt.subplots(1, 2, figsize=(7.0, 3.4))
@@ -910,7 +910,7 @@ def plot_load(root, csv_path, cls, ld=None, variant=None):
     a2.legend(title="policy", fontsize=7)
     fig.suptitle(f"{rows[0]['workload']}: open-loop sweep over {param}, {int(rows[0]['threads'])} workers"
                  + (f", {variant}" if variant else "") + f"; {plural(len({r['rep'] for r in rows}), 'repetition')}, "
-                 f"medians with min..max; hollow: overloaded", fontsize=9)
+                 f"medians with min..max; hollow: overloaded\n{machine}", fontsize=9)
     fig.tight_layout()
     stem = "sweep_p99" + (f"-{variant}" if variant else "") + ("" if cls == "all" else f"-{cls}")
     return save(fig, root, stem)
@@ -997,6 +997,8 @@ def main():
     c.add_argument("--csv", help="where to write it (default DIR/runs.csv)")
     c.add_argument("--leave-out-failed", action="store_true",
                    help="name failed runs and leave them out (missing or killed runs still refuse)")
+    c.add_argument(machines.FLAG, dest="allow_mixed", action="store_true",
+                   help="collect runs of different machines into one CSV (every report then says MIXED)")
     ld = sub.add_parser("load", help="p99 against offered load, one curve per policy (make sweep)",
                         epilog="Arguments after -- go to every schedbed run, e.g. -- --duration 3")
     ld.add_argument("--schedbed", default=DEFAULT_SCHEDBED)
@@ -1038,7 +1040,7 @@ def main():
     if a.cmd == "status":
         return report_status(a.dir, read_manifest(a.dir))
     if a.cmd == "collect":
-        path, rows = collect(a.dir, a.csv, a.leave_out_failed)
+        path, rows = collect(a.dir, a.csv, a.leave_out_failed, a.allow_mixed)
         print(f"{PROG}: {len(rows)} runs -> {path}", file=sys.stderr)
         print(path)
         return 0

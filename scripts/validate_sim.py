@@ -20,6 +20,7 @@ import sys
 import time
 
 from sbresults import policy_names
+import machines
 
 WORKLOADS = ["oltp", "forkjoin", "tiny", "wake"]
 
@@ -37,18 +38,24 @@ def one(sb, pol, wl, threads, ex, duration, out):
     return {"tput": s["throughput"], "p50": a["p50"], "p99": a["p99"]}
 
 
-def costs_version(out):
-    """The cost table the simulated runs used, from one of their meta.json files."""
+def provenance(out):
+    """(the cost table the simulated runs used, the commits and the machine of every run), from
+    their meta.json files: the table is a comparison of two executors on one machine at one
+    commit, and says so."""
     runs = os.path.join(out, "runs")
+    version, shas, metas = "unknown", set(), []
     for d in sorted(os.listdir(runs)):
         try:
             with open(os.path.join(runs, d, "meta.json")) as f:
-                ex = json.load(f)["executor"]
-        except (OSError, KeyError, ValueError):
+                meta = json.load(f)
+        except (OSError, ValueError):
             continue
-        if ex.get("name") == "sim":
-            return f"version {ex.get('costs_version')}"
-    return "unknown"
+        git = meta.get("git") or {}
+        shas.add(str(git.get("sha", "?"))[:12] + (" (dirty)" if git.get("dirty") is not False else ""))
+        metas.append(machines.of_meta(meta))
+        if (meta.get("executor") or {}).get("name") == "sim":
+            version = f"version {meta['executor'].get('costs_version')}"
+    return version, ", ".join(sorted(shas)) or "unknown", machines.one_machine(metas, f"validate-sim {out}")
 
 
 def err(sim, nat):
@@ -86,8 +93,9 @@ def main():
         w.writerow(["policy", "workload", "threads", "executor", "jobs_per_s", "p50_ns", "p99_ns", "error"])
         w.writerows(rows)
     load1 = os.getloadavg()[0]
-    lines = [f"Cost table {costs_version(out)}; load average {load0:.1f} when the runs began, {load1:.1f} when they "
-             "ended (native runs on a shared machine read slow).", "",
+    version, shas, machine = provenance(out)
+    lines = [f"Cost table {version}; commit {shas}; machine: {machine}; load average {load0:.1f} when the runs "
+             f"began, {load1:.1f} when they ended (native runs on a shared machine read slow).", "",
              "| workload | policy | workers | native jobs/s | sim jobs/s | err % | native p50 us | sim p50 us | err % | "
              "native p99 us | sim p99 us | err % |", "|---|---|---|---|---|---|---|---|---|---|---|---|"]
     ok_t = ok_p = n = 0

@@ -72,6 +72,21 @@ def status(d, run_id):
         return json.load(f)
 
 
+def cli(tests, schedbed, prog):
+    """The command line of a test file that runs the program: --schedbed BIN, --only PART.
+    Returns (the program's absolute path, the tests chosen); exits 2 when the program is missing."""
+    import argparse
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--schedbed", default=schedbed)
+    ap.add_argument("--only", help="run the tests whose name contains this")
+    a = ap.parse_args()
+    path = os.path.abspath(a.schedbed)
+    if not os.access(path, os.X_OK):
+        print(f"{prog}: {path} is missing (make schedbed)", file=sys.stderr)
+        sys.exit(2)
+    return path, [t for t in tests if not a.only or a.only in t.__name__]
+
+
 def run_tests(tests, header):
     """Each test gets a fresh temporary directory; prints one line each and the tally."""
     print(header, flush=True)

@@ -110,6 +110,9 @@ def test_tiny_sweep_end_to_end(tmp):
         assert f"| {name} |" in table, table
     peak = json.load(open(os.path.join(d, "peak.json")))
     assert peak["peak_system"] == "tbb" and peak["peak_flops"] > 0
+    # schedbed's runs and the peers' name one machine, so the table has one and says which
+    host = subprocess.run([SCHEDBED, "host"], capture_output=True, text=True).stdout.split("\t")[0]
+    assert host and peak["machine"].startswith(host + ", ") and f"Machine: {peak['machine']}." in table, (peak, host)
 
 
 def main():

@@ -9,7 +9,6 @@ run is not repeated; timing runs never overlap; a failing line, a missing progra
 and a half-written result directory each end in a message naming the run and are never
 collected; reproduce leaves results/paper/ alone unless told to update it.
 """
-import argparse
 import csv
 import glob
 import hashlib
@@ -23,7 +22,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from common import (PY, ROOT, SWEEP, config, description, manifest, run_tests, status, sweep)  # noqa: E402
+from common import (PY, ROOT, SWEEP, cli, config, description, manifest, run_tests, status, sweep)  # noqa: E402
 
 SCHEDBED = os.path.join(ROOT, "build", "release", "schedbed")
 
@@ -406,7 +405,7 @@ def test_intervals_and_no_difference(tmp):
          "metrics": [{"title": "p99", "column": "p99", "format": "lat"}]}
     rows = [{"config": float(i), "rep": float(k + 1), "seed": float(k + 1), "p99": v, "git_sha": "c" * 40, "dirty": 0}
             for i, vals in enumerate((low, mid, high)) for k, v in enumerate(vals)]
-    experiments.write_tables("t", d, rows, tmp)
+    experiments.write_tables("t", d, rows, tmp, "test machine")
     text = open(os.path.join(tmp, "table.md")).read()
     assert "- p99: same: no difference measured; slower > ref" in text, text
     assert "[" in text and "5 repetitions, seeds 1..5" in text and "DIRTY" not in text, text
@@ -576,12 +575,5 @@ TESTS = [test_overload_ok_keeps_cancelled_runs, test_bad_latency_unit_is_refused
          test_reproduce_leaves_paper_alone_and_compares]
 
 if __name__ == "__main__":
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--schedbed", default=SCHEDBED)
-    ap.add_argument("--only", help="run the tests whose name contains this")
-    a = ap.parse_args()
-    SCHEDBED = os.path.abspath(a.schedbed)
-    if not os.access(SCHEDBED, os.X_OK):
-        print(f"test_sweep.py: {SCHEDBED} is missing (make schedbed)", file=sys.stderr)
-        sys.exit(2)
-    sys.exit(run_tests([t for t in TESTS if not a.only or a.only in t.__name__], "sweep tests (scripts/sweep.py):"))
+    SCHEDBED, chosen = cli(TESTS, SCHEDBED, "test_sweep.py")
+    sys.exit(run_tests(chosen, "sweep tests (scripts/sweep.py):"))

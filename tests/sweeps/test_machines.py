@@ -1,0 +1,204 @@
+#!/usr/bin/python3
+"""test_machines.py - one table or figure shows one machine (scripts/machines.py).
+
+    test_machines.py [--schedbed BIN]
+
+Runs of two machines (meta.json's CPU model and cores) are refused by collect, by the load
+sweep's figure and by the capacity table, each naming the machines and the flag; with
+--allow-mixed-machines they go through and every output says MIXED MACHINES. A capacity sweep
+whose parts ran on two machines gets one table and SLO bar per machine. Committed runs.csv files
+get their machine from the meta.json of their runs (--backfill), or are left as they were.
+"""
+import csv
+import io
+import json
+import os
+import subprocess
+import sys
+import tarfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from common import PY, ROOT, cli, config, description, run_tests, sweep  # noqa: E402
+
+sys.path.insert(0, os.path.join(ROOT, "scripts"))
+SCHEDBED = os.path.join(ROOT, "build", "release", "schedbed")
+MACHINES = os.path.join(ROOT, "scripts", "machines.py")
+OTHER = "Planted Other CPU"
+
+
+def read_csv(path):
+    with open(path, newline="") as f:
+        return list(csv.DictReader(f))
+
+
+def two_machine_sweep(tmp):
+    """Four real runs; the last one's meta.json then says it ran on another CPU."""
+    desc = description(tmp, "m", [config("stealing"), config("serial", policy="serial")], timing=False)
+    d = os.path.join(tmp, "m-sweep")
+    sweep("expand", desc, "--out", d, check=0)
+    sweep("run", d, "--schedbed", SCHEDBED, check=0)
+    with open(os.path.join(d, "manifest.jsonl")) as f:
+        last = [json.loads(x) for x in f][-1]
+    meta_path = os.path.join(d, last["out"], "meta.json")
+    with open(meta_path) as f:
+        meta = json.load(f)
+    assert meta.get("cpu_model") and meta.get("cores_online"), "schedbed's meta.json names no CPU"
+    # a peer's run, written by sweep.py, names the machine exactly as schedbed's meta.json does
+    import machines
+    assert machines.of_program(SCHEDBED) == {"cpu_model": meta["cpu_model"], "cores_online": meta["cores_online"]}
+    meta["cpu_model"] = OTHER
+    with open(meta_path, "w") as f:
+        json.dump(meta, f)
+    return d
+
+
+def test_collect_refuses_two_machines(tmp):
+    d = two_machine_sweep(tmp)
+    code, _, err = sweep("collect", d)
+    assert code == 1 and "runs from 2 machines" in err and OTHER in err and "--allow-mixed-machines" in err, err
+    assert not os.path.exists(os.path.join(d, "runs.csv")), "collect wrote a CSV of two machines"
+    code, out, err = sweep("collect", d, "--allow-mixed-machines")
+    assert code == 0 and "MIXED MACHINES" in err and OTHER in err, (code, err)
+    rows = read_csv(out.strip())
+    assert len({r["cpu_model"] for r in rows}) == 2 and all(r["cores"] for r in rows), rows
+    # the figure of a load sweep refuses the same rows, and says MIXED when allowed
+    import sweep as sw
+    for r in rows:
+        r.update(param="rate", rate="1000", **{"all.p99": "1000"})
+    mixed = os.path.join(tmp, "mixed.csv")
+    with open(mixed, "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=list(rows[0]))
+        w.writeheader()
+        w.writerows(rows)
+    p = subprocess.run([PY, "-c", f"import sys; sys.path.insert(0, {os.path.join(ROOT, 'scripts')!r}); import sweep; "
+                        f"sweep.plot_load({tmp!r}, {mixed!r}, 'all')"], capture_output=True, text=True)
+    assert p.returncode == 1 and "runs from 2 machines" in p.stderr, p.stderr
+    png = sw.plot_load(tmp, mixed, "all", allow_mixed=True)[0]
+    assert os.path.exists(png)
+
+
+def capacity_rows(model, policies, knee):
+    rows = []
+    for p in policies:
+        for rate in (100, 1000, 2000):
+            for k in range(5):
+                rows.append({"policy": p, "rate": float(rate), "rep": k + 1, "variant": "v", "overloaded": 0,
+                             "classes.a.p99": (1000 + k) * (1 if rate <= knee else 10), "throughput": rate,
+                             "cpu_model": model, "cores": 2})
+    return rows
+
+
+def test_capacity_splits_machines(tmp):
+    import capacity
+    ld = {"param": "rate", "policies": ["fast", "slow"], "slo_classes": ["a"],
+          "variants": [{"name": "v", "label": "variant v", "set": []}]}
+    # the second machine is 5 times slower when unloaded: pooled, its bar would fail the first's runs
+    rows = capacity_rows("CPU A", ["fast"], 2000) + [
+        {**r, "classes.a.p99": r["classes.a.p99"] * 5} for r in capacity_rows("CPU B", ["slow"], 1000)]
+    res = capacity.analyse(rows, ld)
+    assert [(x["policy"], x["machine"], x["capacity"]) for x in res] == [
+        ("fast", "CPU A, 2 cores", 2000), ("slow", "CPU B, 2 cores", 1000)], res
+    assert res[0]["slo"] != res[1]["slo"], "the two machines share one SLO bar"
+    text = capacity.write(tmp, res, ld)
+    assert "### variant v; CPU A, 2 cores" in text and "### variant v; CPU B, 2 cores" in text, text
+    pngs = capacity.plot(tmp, rows, res, ld)
+    assert sorted(os.path.basename(p) for p in pngs) == ["capacity-v-a-2c.png", "capacity-v-b-2c.png"], pngs
+    # allowed: one table, one bar, and its header says MIXED
+    res = capacity.analyse(rows, ld, allow_mixed=True)
+    assert len({x["machine"] for x in res}) == 1 and res[0]["machine"].startswith("MIXED MACHINES"), res
+    assert "MIXED MACHINES" in capacity.write(tmp, res, ld)
+
+
+def test_tables_and_figures_name_their_machine(tmp):
+    import experiments
+    d = {"question": "q?", "configs": [{"label": "a"}, {"label": "b"}],
+         "metrics": [{"title": "jobs/s", "column": "throughput", "format": "rate"}]}
+    rows = [{"config": float(c), "rep": float(k), "seed": float(k), "throughput": 1000.0 + 10 * c + k,
+             "git_sha": "abc", "dirty": 0, "threads": 2.0, "cpu_model": "CPU A", "cores": 2}
+            for c in (0, 1) for k in range(1, 6)]
+    machine = experiments.machines.one_machine(rows, "t")
+    assert machine == "CPU A, 2 cores"
+    experiments.write_tables("t", d, rows, tmp, machine)
+    with open(os.path.join(tmp, "table.md")) as f:
+        assert "machine: CPU A, 2 cores." in f.read()
+    rows[-1]["cpu_model"] = "CPU B"
+    p = subprocess.run([PY, "-c", f"import sys; sys.path.insert(0, {os.path.join(ROOT, 'scripts')!r}); "
+                        f"import machines; machines.one_machine({rows!r}, 'table t')"], capture_output=True, text=True)
+    assert p.returncode == 1 and "table t: runs from 2 machines (CPU A, 2 cores (9 runs); CPU B, 2 cores (1 runs))" \
+        in p.stderr, p.stderr
+
+
+def test_load_sweep_redrawn_from_its_runs_csv(tmp):
+    """--replot redraws a committed load sweep (variants, no per-run directories it can read) from
+    its runs.csv, and its table and figures name the machine."""
+    import experiments
+    exp = os.path.join(tmp, "paper", "ld")
+    os.makedirs(exp)
+    rows = [{"id": f"ld.v.{p}.rate-{rate}.r{k}", "experiment": "ld", "policy": p, "rate": rate, "variant": "v",
+             "rep": k, "seed": k, "param": "rate", "workload": "oltp", "threads": 2, "git_sha": "abc", "dirty": 0,
+             "overloaded": 0, "throughput": rate * 0.99, "all.p50": 1000 + k, "all.p99": 5000 + rate + k,
+             "all.p999": 9000 + rate, "cpu_model": "CPU A", "cores": 2}
+            for p in ("stealing", "serial") for rate in (100, 200) for k in (1, 2, 3)]
+    with open(os.path.join(exp, "runs.csv"), "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=list(rows[0]))
+        w.writeheader()
+        w.writerows(rows)
+    d = {"name": "ld", "question": "q?", "load": {"workload": "oltp", "param": "rate", "rates": [100, 200],
+                                                 "policies": ["stealing", "serial"],
+                                                 "variants": [{"name": "v", "label": "variant v", "set": []}]}}
+    experiments.PAPER = os.path.join(tmp, "paper")
+    experiments.replot(["ld"], {"ld": d})
+    with open(os.path.join(exp, "table.md")) as f:
+        assert "machine: CPU A, 2 cores." in f.read()
+    assert os.path.exists(os.path.join(exp, "sweep_p99-v.png"))
+    assert len(read_csv(os.path.join(exp, "runs.csv"))) == len(rows), "the committed runs.csv was rewritten"
+
+
+def test_validate_sim_names_commit_and_machine(tmp):
+    """validate-sim's table says which commit and which machine its native runs had."""
+    out = os.path.join(tmp, "vs")
+    p = subprocess.run([PY, os.path.join(ROOT, "scripts", "validate_sim.py"), "--schedbed", SCHEDBED, "--policies",
+                        "stealing", "--workloads", "tiny", "--duration", "0.2", "--out", out],
+                       capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0, p.stderr
+    host = subprocess.run([SCHEDBED, "host"], capture_output=True, text=True).stdout.split("\t")
+    with open(os.path.join(out, "table.md")) as f:
+        head = f.readline()
+    assert f"; machine: {host[0]}, {int(host[1])} cores;" in head and "; commit " in head, head
+
+
+def test_backfill_from_the_runs_archive(tmp):
+    exp = os.path.join(tmp, "exp")
+    os.makedirs(exp)
+    with open(os.path.join(exp, "runs.csv"), "w") as f:
+        f.write("id,experiment,git_sha,throughput\nexp.c0.r1,exp,abc,1\nexp.c1.r1,exp,abc,2\n")
+    with tarfile.open(os.path.join(exp, "runs.tar.xz"), "w:xz") as tar:
+        for run, model in (("c0/r1", "CPU A"), ("c1/r1", "CPU B")):
+            body = json.dumps({"cpu_model": model, "cores_online": 2}).encode()
+            ti = tarfile.TarInfo(run + "/meta.json")
+            ti.size = len(body)
+            tar.addfile(ti, io.BytesIO(body))
+    p = subprocess.run([PY, MACHINES, "--backfill", exp], capture_output=True, text=True)
+    assert p.returncode == 0 and "CPU A, 2 cores (1 runs); CPU B, 2 cores (1 runs)" in p.stdout, p.stdout + p.stderr
+    rows = read_csv(os.path.join(exp, "runs.csv"))
+    assert [(r["id"], r["cpu_model"], r["cores"]) for r in rows] == [("exp.c0.r1", "CPU A", "2"),
+                                                                     ("exp.c1.r1", "CPU B", "2")], rows
+    assert list(rows[0])[:5] == ["id", "experiment", "git_sha", "cpu_model", "cores"]
+    # a row whose run is not in the archive: named, and the CSV stays as it was
+    with open(os.path.join(exp, "runs.csv"), "a") as f:
+        f.write("exp.c2.r1,exp,abc,3,,\n")
+    with open(os.path.join(exp, "runs.csv")) as f:
+        before = f.read()
+    p = subprocess.run([PY, MACHINES, "--backfill", exp], capture_output=True, text=True)
+    assert p.returncode != 0 and "exp.c2.r1 has no meta.json" in p.stderr, p.stderr
+    with open(os.path.join(exp, "runs.csv")) as f:
+        assert f.read() == before
+
+
+TESTS = [test_collect_refuses_two_machines, test_capacity_splits_machines, test_tables_and_figures_name_their_machine,
+         test_load_sweep_redrawn_from_its_runs_csv, test_validate_sim_names_commit_and_machine,
+         test_backfill_from_the_runs_archive]
+
+if __name__ == "__main__":
+    SCHEDBED, chosen = cli(TESTS, SCHEDBED, "test_machines.py")
+    sys.exit(run_tests(chosen, "machine tests (scripts/machines.py):"))
