@@ -35,9 +35,10 @@ import csv
 import os
 import sys
 
-from sbresults import PROG, die, load_json, plt, policy_names, save, split_list
+import machines
+from sbresults import PROG, die, plt, policy_names, save, split_list
 from sbstats import median_ci, order
-from sweep import DEFAULT_SCHEDBED, collect, read_manifest, read_rows, write_manifest
+from sweep import DEFAULT_SCHEDBED, collect, read_rows, write_manifest
 
 PEERS = {"omp": "OpenMP tasks", "tbb": "oneTBB"}
 FAMILY_LIFO = ("stealing", "hybrid")  # the policies with local_order
@@ -317,19 +318,10 @@ def draw(summary, case, machine, root):
 
 def cmd_report(a):
     root = a.dir
-    lines = read_manifest(root)
-    machines = {}
-    for ln in lines:
-        if ln["program"] == "schedbed" and os.path.exists(os.path.join(root, ln["out"], "meta.json")):
-            m = load_json(os.path.join(root, ln["out"], "meta.json"))
-            machines.setdefault((m.get("cpu_model") or "unknown CPU", m.get("cores_online") or 0), []).append(ln["id"])
-    if len(machines) > 1 and not a.allow_mixed_machines:
-        die("the runs come from " + "; ".join(f"{m[0]} x{m[1]} ({len(ids)} runs)" for m, ids in machines.items()) +
-            ": a table names one machine (give --allow-mixed-machines to pool them anyway)")
-    machine = " + ".join(f"{m[0]}, {m[1]} cores" for m in machines) or "unknown machine"
-    machine += " (MIXED MACHINES, pooled on request)" if len(machines) > 1 else ""
-    csv_path, _ = collect(root)
+    # one machine per table: collect refuses runs of two unless told, and then the name says MIXED
+    csv_path, _ = collect(root, allow_mixed=a.allow_mixed_machines)
     rows = [r for r in read_rows(csv_path) if r.get("experiment") == "scale"]
+    machine = machines.one_machine(rows, f"scale {root}", a.allow_mixed_machines)
     for r in rows:
         r["label"] = str(r["label"])  # a label like "1" reads back as a number
     summary = summarise(rows)
