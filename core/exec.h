@@ -68,6 +68,9 @@ enum sb_cost {
 	SB_COST_YIELD,       /* sched_yield with nobody else to run */
 	SB_COST_LINE,        /* moving a contended cache line to another core of the same socket */
 	SB_COST_LINE_REMOTE, /* ... to a core of another socket */
+	SB_COST_COLD,        /* taking a task whose memory left the cache: pushed more than cold_after
+	                        pushes before its pop or steal (fork-join's breadth-first frontier) */
+	SB_COST_COLD_AFTER,  /* a count, not ns: the pushes after which a queued task is cold */
 	SB_NR_COSTS
 };
 extern const char *const sb_cost_names[SB_NR_COSTS];

@@ -34,7 +34,8 @@ from sbresults import policy_names
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
-ORDER = ["push", "pop", "pop_empty", "steal", "steal_empty", "wake", "park", "relax", "yield", "line", "line_remote"]
+ORDER = ["push", "pop", "pop_empty", "steal", "steal_empty", "wake", "park", "relax", "yield", "line", "line_remote",
+         "cold", "cold_after"]
 CHAINS = (200000, 2000000)  # two chain lengths: the difference cancels start-up and end
 
 
@@ -149,6 +150,9 @@ def main():
         "# prices that); steal_empty is one empty victim, charged per victim a sweep visits. wake: the",
         "# waker's futex call; park: from that call until the sleeper runs again. relax: one pause;",
         "# yield: one sched_yield; line: half the round trip of a cache line bounced between two threads.",
+        "# cold, cold_after: FIFO passes over 2^10..2^22 tasks in a shuffled memory order (pushed, then taken",
+        "# oldest first reading each task's lines): cold_after is the last count before a pass costs twice the",
+        "# in-cache one (a count of pushes, not ns), cold the median extra per task beyond that knee.",
         f"# push@POLICY: CPU time per task of a 1-worker chain with no work (the CPU {CHAINS[1]} tasks take",
         f"# beyond {CHAINS[0]}, over the extra tasks; median of 3 pairs of native runs) minus pop: the policy's callbacks and the core's per-task path, charged on the",
         "# submit because every task passes there (the caller's own list is popped without a policy call).",

@@ -154,7 +154,7 @@ def run(a):
     th.join()
     if rc:
         return rc
-    return report(a.out, None)
+    return report(a.out, a.native)
 
 
 def medians(rows):
@@ -315,6 +315,7 @@ def main():
         if name == "run":
             p.add_argument("--jobs", type=int, help="passed to sweep.py run")
             p.add_argument("--allow-dirty", action="store_true", help="passed to sweep.py run")
+            p.add_argument("--native", help="report against this directory's native runs (with --executors sim)")
     r = sub.add_parser("report")
     r.add_argument("dir")
     r.add_argument("--native", help="take the native runs from this validation directory")

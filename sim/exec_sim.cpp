@@ -56,6 +56,13 @@ struct actor_state {
 	double debt = 0; /* charged but not yet slept (see spend) */
 };
 
+/* Where a queued task was pushed, and when (in pushes): its pop or steal pays on that line, and
+ * pays `cold` when more than cold_after tasks were pushed since (its memory left the cache). */
+struct placement {
+	int line;
+	uint64_t seq;
+};
+
 struct line_state {
 	double free_at = 0; /* simulated ns when the last operation on it ends */
 	int owner = -1;     /* worker that used it last */
@@ -70,7 +77,8 @@ struct sim_state {
 	std::unordered_map<const void *, std::deque<actor_state *>> waiters;
 	std::vector<line_state> lines;
 	/* the line each queued task was pushed on (see charge): its pop or steal pays there */
-	std::unordered_map<const void *, int> placed;
+	std::unordered_map<const void *, placement> placed;
+	uint64_t pushes = 0;
 	std::vector<unsigned> socket;
 	sg4::Host *host = nullptr;
 	double busy = 0; /* simulated CPU time: every ns spent, none slept or parked */
@@ -212,16 +220,22 @@ void charge(enum sb_cost c, int line, int self, const void *task)
 	double cost = S.cost[c];
 	if (task) {
 		/* a push notes its line; a pop or steal takes the task from the line it was pushed on:
-		 * the shared queue for a global policy, the victim's queue for a steal */
+		 * the shared queue for a global policy, the victim's queue for a steal. A task run from
+		 * its caller's own list (no line) is never popped through the policy: not noted. */
 		if (c == SB_COST_PUSH) {
+			S.pushes++;
 			if (line >= 0)
-				S.placed[task] = line;
+				S.placed[task] = placement{ line, S.pushes };
 			else
 				S.placed.erase(task);
 		} else {
 			auto it = S.placed.find(task);
 			if (it != S.placed.end()) {
-				line = it->second;
+				line = it->second.line;
+				/* every push since wrote a task's worth of memory: past the cache's capacity in
+				 * tasks this one comes back from memory (FIFO fork-join holds its whole frontier) */
+				if ((double)(S.pushes - it->second.seq) > S.cost[SB_COST_COLD_AFTER])
+					cost += S.cost[SB_COST_COLD];
 				S.placed.erase(it);
 			}
 		}

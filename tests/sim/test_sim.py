@@ -24,6 +24,11 @@ What is asserted:
                 push@stealing at 100 us, a 1-worker chain of 2000 tasks with no work spends at least
                 0.19 s of simulated CPU under stealing, and fifo (no such line) stays below 0.05 s;
                 meta.json records the cost each run used
+  cold          a task taken more than cold_after pushes after its own push pays `cold`: fib(18)
+                at 1 worker under stealing with its own queue FIFO (the whole frontier queued)
+                spends at least one `cold` (100 us) more simulated CPU with cold_after 1000 than
+                with cold 0, and with LIFO (a path queued: only the bottom of the stack waits
+                that long) less than a fiftieth of FIFO's extra
   bad input     an unknown executor, an unusable cost file, a cost for a policy that does not
                 exist (push@stealng) and a table without the run's policy's per-task cost (no
                 push@stealing: it would be charged the bare deque push): exit 2, one line naming
@@ -116,7 +121,7 @@ def determinism(sb, tmp):
     check(summary(a)["jobs"] > 100, f"determinism: the run did work ({summary(a)['jobs']} jobs)")
     with open(os.path.join(a, "meta.json")) as f:
         ex = json.load(f)["executor"]
-    check(ex.get("name") == "sim" and "workers" in ex.get("platform", "") and len(ex.get("costs_ns", {})) == 11,
+    check(ex.get("name") == "sim" and "workers" in ex.get("platform", "") and len(ex.get("costs_ns", {})) == 13,
           f"determinism: meta.json records executor, platform and costs ({ex})")
 
 
@@ -194,6 +199,27 @@ def costs(sb, tmp):
             push = json.load(f)["executor"]["costs_ns"]["push"]
         check(lo <= cpu < hi and (push == 100000) == (pol == "stealing"),
               f"costs {pol}: simulated CPU {cpu:.3f} s in [{lo}, {hi}), push charged {push} ns")
+
+
+def cold(sb, tmp):
+    with open(table(sb)) as f:
+        base = [ln for ln in f if not ln.startswith(("cold ", "cold_after "))]
+    cpu = {}
+    for c in ("0", "100000"):
+        path = os.path.join(tmp, f"costs-cold-{c}.txt")
+        with open(path, "w") as g:
+            g.write("".join(base) + f"cold {c}\ncold_after 1000\n")
+        for order in ("fifo", "lifo"):
+            d = os.path.join(tmp, f"cold-{c}-{order}")
+            p = run(sb, ["--policy", "stealing", "--workload", "forkjoin", "--threads", "1", "-n", "1", "--set", "n=18",
+                         "--set", f"local_order={order}", "--sim-costs", path], d)
+            check(p.returncode == 0, f"cold {c} {order}: exits 0 ({p.returncode}: {p.stderr.strip()[:300]})")
+            cpu[c, order] = summary(d)["cpu"]["user_s"] if p.returncode == 0 else float("nan")
+    check(cpu["100000", "fifo"] - cpu["0", "fifo"] >= 100e-6,
+          f"cold: FIFO fork-join pays for its old tasks ({cpu['0', 'fifo']:.6f} s -> {cpu['100000', 'fifo']:.6f} s)")
+    # LIFO's old tasks are the few at the bottom of the stack, the root's first children
+    fifo, lifo = cpu["100000", "fifo"] - cpu["0", "fifo"], cpu["100000", "lifo"] - cpu["0", "lifo"]
+    check(0 <= lifo < fifo / 50, f"cold: LIFO fork-join has few tasks that old (extra {lifo:.6f} s against FIFO's {fifo:.6f} s)")
 
 
 def bad_input(sb, tmp):
@@ -283,14 +309,14 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--schedbed", required=True)
     ap.add_argument("--only", choices=["determinism", "accounting", "agreement", "progress", "costs",
-                                           "bad_input", "table", "validate"])
+                                           "bad_input", "table", "validate", "cold"])
     a = ap.parse_args()
     sb = os.path.abspath(a.schedbed)
     tmp = tempfile.mkdtemp(prefix="schedbed-sim-")
     try:
         for name, fn in (("determinism", determinism), ("accounting", accounting), ("agreement", agreement),
                          ("progress", progress), ("costs", costs), ("bad_input", bad_input), ("table", own_table),
-                         ("validate", validate)):
+                         ("validate", validate), ("cold", cold)):
             if not a.only or a.only == name:
                 fn(sb, tmp)
     finally:
