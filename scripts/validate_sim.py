@@ -3,8 +3,8 @@
 
     validate_sim.py expand --out DIR [--threads 1,2,..] [--policies a,b] [--cells a,b] [--reps N]
                            [--duration S] [--warmup S] [--seed N] [--executors native,sim] [--sim-costs FILE]
-    validate_sim.py run [expand's options] [--jobs N] [--allow-dirty]     (make validate-sim)
-    validate_sim.py report DIR [--native DIR2]
+    validate_sim.py run [expand's options] [--jobs N] [--allow-dirty] [--retry-failed] [--native DIR2]
+    validate_sim.py report DIR [--native DIR2] [--partial]          (run: make validate-sim)
 
 The cells are sweeps/validate/sim.json: each workload configuration (oltp closed and open loop
 at three rates per worker, forkjoin with the own queue FIFO and LIFO, tiny, wake, mixed,
@@ -149,6 +149,7 @@ def run(a):
     th.start()
     cmd = [sys.executable, os.path.join(HERE, "sweep.py"), "run", a.out, "--schedbed", a.schedbed]
     cmd += (["--jobs", str(a.jobs)] if a.jobs else []) + (["--allow-dirty"] if a.allow_dirty else [])
+    cmd += ["--retry-failed"] if a.retry_failed else []
     rc = subprocess.run(cmd).returncode
     stop.set()
     th.join()
@@ -189,10 +190,26 @@ def fmt_err(e):
     return "-" if e is None else f"{e:+.0f}"
 
 
-def load_rows(d):
-    path, _ = sweep.collect(d)
-    with open(path) as f:
-        return list(csv.DictReader(f))
+def load_rows(d, partial=False):
+    """runs.csv's rows (collect refuses an unfinished sweep); with partial, the finished runs alone,
+    read from their result directories, and a line saying how many are left out."""
+    if not partial:
+        path, _ = sweep.collect(d)
+        with open(path) as f:
+            return list(csv.DictReader(f))
+    rows, lines = [], sweep.read_manifest(d)
+    for ln in lines:
+        if sweep.line_state(d, ln)[0] != "done":
+            continue
+        with open(os.path.join(d, ln["out"], "summary.json")) as f:
+            s = json.load(f)
+        with open(os.path.join(d, ln["out"], "meta.json")) as f:
+            sha = (json.load(f).get("git") or {}).get("sha", "")
+        st = sweep.read_status(d, ln) or {}
+        rows.append({**ln["tags"], **sweep.flatten(s), **sweep.derived(s), "args": " ".join(ln["args"]),
+                     "git_sha": sha, "overloaded": int(bool(st.get("overloaded")))})
+    print(f"validate_sim: {d}: {len(rows)} of {len(lines)} runs finished; the rest left out (--partial)", file=sys.stderr)
+    return rows
 
 
 def load_summary(d):
@@ -204,13 +221,14 @@ def load_summary(d):
         return "load average not recorded (runs not started by validate_sim.py run)"
 
 
-def report(d, native_dir):
+def report(d, native_dir, partial=False):
     with open(DESC) as f:
         desc = json.load(f)
     tt, tp = desc["targets"]["throughput"], desc["targets"]["p99"]
-    rows = load_rows(d)
+    rows = load_rows(d, partial)
     if native_dir:
-        rows = [r for r in rows if r["executor"] == "sim"] + [r for r in load_rows(native_dir) if r["executor"] == "native"]
+        rows = [r for r in rows if r["executor"] == "sim"] + [r for r in load_rows(native_dir, partial)
+                                                               if r["executor"] == "native"]
     med = medians(rows)
     cells = sorted({(c, p, t) for (ex, c, p, t) in med if ex == "sim" and ("native", c, p, t) in med},
                    key=lambda k: ([x["name"] for x in desc["cells"]].index(k[0]), k[2], k[1]))
@@ -219,10 +237,11 @@ def report(d, native_dir):
     metas = [r for r in rows if r["executor"] == "sim"][:1]
     costs = metas[0]["args"].split("--sim-costs ")[1].split()[0] if metas else "?"
     shas = sorted({r["git_sha"] for r in rows})
-    lines = [f"# Simulator validation: {d}", "",
+    seeds = sorted({m["seeds"] for m in med.values()})
+    lines = [f"# Simulator validation: {d}" + (" (partial: unfinished runs left out)" if partial else ""), "",
              f"Cost table {costs}; commits {', '.join(shas)}; native runs: {load_summary(native_dir or d)}.",
              f"Errors are the simulator's, signed, in percent of the native figure (median over "
-             f"{min(m['seeds'] for m in med.values())}+ seeds per cell); a cell is within target at "
+             f"{'-'.join(map(str, seeds[::max(1, len(seeds) - 1)]))} seeds per cell); a cell is within target at "
              f"|throughput| <= {tt}% and |p99| <= {tp}%.", "",
              "## Per workload and worker count", "",
              "| cell | workers | policies | throughput within | p99 within | median abs err: throughput | p50 | p99 "
@@ -315,13 +334,15 @@ def main():
         if name == "run":
             p.add_argument("--jobs", type=int, help="passed to sweep.py run")
             p.add_argument("--allow-dirty", action="store_true", help="passed to sweep.py run")
+            p.add_argument("--retry-failed", action="store_true", help="passed to sweep.py run (a run cut off earlier)")
             p.add_argument("--native", help="report against this directory's native runs (with --executors sim)")
     r = sub.add_parser("report")
     r.add_argument("dir")
     r.add_argument("--native", help="take the native runs from this validation directory")
+    r.add_argument("--partial", action="store_true", help="the finished runs alone (collect refuses an unfinished sweep)")
     a = ap.parse_args()
     if a.cmd == "report":
-        return report(a.dir, a.native)
+        return report(a.dir, a.native, a.partial)
     a.schedbed = os.path.abspath(a.schedbed)
     if not a.out:
         machine = program_facts(a.schedbed)[2]
