@@ -80,11 +80,11 @@ $(B)/release/harness/%.o: harness/%.c $(HDRS) | deps
 	@mkdir -p $(dir $@)
 	$(CC) $(BASE_CFLAGS) $(RELEASE_FLAGS) $(HARNESS_DEFS) -c $< -o $@
 
-# The SimGrid executor (core/exec_sim.cpp): C++, linked into the programs only (the library and
+# The SimGrid executor (sim/exec_sim.cpp): C++, linked into the programs only (the library and
 # the unit tests stay C and never start a simulation). Built without sanitizers: it runs
 # actors on its own stacks, which the sanitizers cannot follow; the stress matrix is native.
 SIM_LIBS := -lsimgrid -lstdc++
-$(B)/sim/exec_sim.o: core/exec_sim.cpp core/exec.h | deps
+$(B)/sim/exec_sim.o: sim/exec_sim.cpp core/exec.h | deps
 	@mkdir -p $(dir $@)
 	$(CXX) -std=c++17 -O2 -g -Wall -Wextra -Wno-unused-parameter $(PKG_CFLAGS) -c $< -o $@
 
@@ -227,19 +227,20 @@ sweep-test: deps $(B)/release/schedbed $(B)/release/patterns_tbb $(B)/release/pe
 readme-test: deps $(B)/release/schedbed peers
 	$(PYTHON) tests/readme/test_readme.py
 
-## validate-sim  the simulator against this machine: every policy on oltp, forkjoin, tiny, wake at 1 and 2 workers, native vs sim (timing runs: idle machine): results/validate-sim/<time>/
+## validate-sim  the simulator against this machine (a sweep manifest: resumable, Slurm-ready): every policy x the cells of sweeps/validate/sim.json x worker counts x 3 seeds, native then sim with this machine's cost table: results/validate-sim/<machine>-<time>/table.md
+##             [VALIDATE_ARGS='--threads 1,2,4 --reps 3 --duration 0.5 --policies a,b --cells tiny,wake --out DIR'] [ALLOW_DIRTY=1]
 validate-sim: deps $(B)/release/schedbed
-	$(PYTHON) scripts/validate_sim.py --schedbed $(B)/release/schedbed $(VALIDATE_ARGS)
+	$(PYTHON) scripts/validate_sim.py run --schedbed $(B)/release/schedbed $(if $(ALLOW_DIRTY),--allow-dirty) $(VALIDATE_ARGS)
 
 # The simulator's calibration: the primitives on the core's own queues and the native executor.
 $(B)/release/calibrate: sim/calibrate.c $(B)/release/libschedbed.a
 	$(CC) $(BASE_CFLAGS) $(RELEASE_FLAGS) $^ $(PKG_LIBS) -o $@
 
-## calibrate   measure on this machine the costs the simulator charges and rewrite sim/costs.txt (commit it; an idle machine reads true)
+## calibrate   measure on this machine the costs the simulator charges and write sim/costs-MACHINE.txt (commit it; an idle machine reads true)
 calibrate: deps $(B)/release/schedbed $(B)/release/calibrate
 	$(PYTHON) scripts/calibrate.py --schedbed $(B)/release/schedbed --calibrate $(B)/release/calibrate $(CALIBRATE_ARGS)
 
-## sim-test    the SimGrid executor: determinism, accounting at 64 simulated workers for every policy, native/sim agreement, bad input
+## sim-test    the SimGrid executor: determinism, accounting at 64 simulated workers for every policy, native/sim agreement, bad input, the cost table's choice, a slice of validate-sim
 sim-test: deps $(B)/release/schedbed
 	$(PYTHON) tests/sim/test_sim.py --schedbed $(B)/release/schedbed
 

@@ -20,6 +20,7 @@ const char *const sb_cost_names[SB_NR_COSTS] = {
 	[SB_COST_STEAL] = "steal", [SB_COST_STEAL_EMPTY] = "steal_empty",
 	[SB_COST_WAKE] = "wake", [SB_COST_PARK] = "park", [SB_COST_RELAX] = "relax",
 	[SB_COST_YIELD] = "yield", [SB_COST_LINE] = "line", [SB_COST_LINE_REMOTE] = "line_remote",
+	[SB_COST_COLD] = "cold", [SB_COST_COLD_AFTER] = "cold_after",
 };
 
 void sb_exec_use(const struct sb_exec_ops *vt)

@@ -4,7 +4,7 @@
  *
  * Two implementations. Native (the default, inline below and in exec.c): pthreads, futexes,
  * the TSC clock, calibrated busy work, pause/sched_yield/nanosleep, _Thread_local, membarrier.
- * Virtual (core/exec_sim.cpp, SimGrid): the same operations on simulated actors and a virtual
+ * Virtual (sim/exec_sim.cpp, SimGrid): the same operations on simulated actors and a virtual
  * clock, installed by sb_exec_use() before the runtime starts any thread. Policies and
  * workloads never see which one runs them.
  *
@@ -21,7 +21,7 @@
 #define SB_EXEC_H
 
 #ifdef __cplusplus
-/* for core/exec_sim.cpp: the same layout under C++'s names */
+/* for sim/exec_sim.cpp: the same layout under C++'s names */
 #include <atomic>
 #define SB_ATOMIC_U32 std::atomic<uint32_t>
 #define SB_THREAD_LOCAL thread_local
@@ -68,6 +68,9 @@ enum sb_cost {
 	SB_COST_YIELD,       /* sched_yield with nobody else to run */
 	SB_COST_LINE,        /* moving a contended cache line to another core of the same socket */
 	SB_COST_LINE_REMOTE, /* ... to a core of another socket */
+	SB_COST_COLD,        /* taking a task whose memory left the cache: pushed more than cold_after
+	                        pushes before its pop or steal (fork-join's breadth-first frontier) */
+	SB_COST_COLD_AFTER,  /* a count, not ns: the pushes after which a queued task is cold */
 	SB_NR_COSTS
 };
 extern const char *const sb_cost_names[SB_NR_COSTS];
@@ -101,7 +104,7 @@ static inline bool sb_exec_virtual(void)
 }
 
 /* The calling thread's (or actor's) own state. A plain _Thread_local under both executors: the
- * virtual one saves and restores it around every switch between actors (exec_sim.cpp). */
+ * virtual one saves and restores it around every switch between actors (sim/exec_sim.cpp). */
 static inline struct sb_tls *sb_tls(void)
 {
 	return &sb_tls_native;
@@ -223,15 +226,16 @@ void sb_exec_rcu_unregister(void);
 void sb_exec_use(const struct sb_exec_ops *vt);
 const char *sb_exec_name(void);
 
-/* ---- the SimGrid executor (core/exec_sim.cpp, linked into programs that offer it) ---- */
+/* ---- the SimGrid executor (sim/exec_sim.cpp, linked into programs that offer it) ---- */
 
 /* Run body(arg) as the first actor of a simulation whose costs come from costs_path (see
- * sim/costs.txt for the format); every thread it starts is an actor on the virtual clock.
+ * sim/costs-*.txt for the format); every thread it starts is an actor on the virtual clock.
  * policies: the NULL-terminated names a "NAME@POLICY" line may use (the core does not know the
  * registry), so that a misspelt policy is an error rather than a cost never charged.
+ * policy: the one this run uses; its per-task cost (push@POLICY) must be in the table.
  * Returns body's result, or -EINVAL with err set when the cost file is unusable. */
-int sb_sim_run(const char *costs_path, const char *const *policies, int (*body)(void *), void *arg, char *err,
-	       size_t errlen);
+int sb_sim_run(const char *costs_path, const char *const *policies, const char *policy, int (*body)(void *),
+	       void *arg, char *err, size_t errlen);
 /* After sb_sim_run: the platform and the cost table it used, for meta.json. */
 const char *sb_sim_platform(void);
 double sb_sim_cost(enum sb_cost c);

@@ -55,7 +55,7 @@ struct bench_opts {
 	const char *out;          /* --out, or NULL for results/<run-id> */
 	bool quiet;
 	const char *executor;     /* "native" or "sim" */
-	const char *sim_costs;    /* --sim-costs: the simulator's cost file */
+	const char *sim_costs;    /* --sim-costs, else sim/costs-<machine>.txt (main.c picks it) */
 	bool dry_run;             /* --dry-run: everything is checked, nothing runs */
 	int argc;
 	char **argv;              /* the whole command line, for meta.json */
@@ -184,8 +184,11 @@ struct bench_host {
 	char cpu_model[256];
 	char topology[1024];      /* hwloc synthetic description, "" when not expressible */
 	unsigned packages, cores, pus;
+	char machine[96];         /* short stable name from cpu_model and pus: names sim/costs-<machine>.txt */
 };
 void bench_host_collect(struct bench_host *h);
+/* Only the hardware facts (CPU model, counts, machine name): what picks the simulator's cost table. */
+void bench_host_topology(struct bench_host *h);
 
 /* The result files' writers share one shape, so the run writes them from one table. The trace
  * writer records in r how much of the trace it kept. */

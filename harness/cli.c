@@ -73,7 +73,7 @@ void bench_usage_run(FILE *f)
 	      "      --chaos SEED       inject random yields and delays at every policy call (core chaos)\n"
 	      "      --executor E       native (threads on this machine) or sim (SimGrid: virtual time,\n"
 	      "                         any number of workers; deterministic)\n"
-	      "      --sim-costs FILE   the simulator's cost table (default: sim/costs.txt)\n"
+	      "      --sim-costs FILE   the simulator's cost table (default: sim/costs-MACHINE.txt, this machine's)\n"
 	      "      --dry-run          check the command line and every parameter, run nothing\n"
 	      "  -q, --quiet            no progress lines\n"
 	      "  -h, --help             this text\n"
@@ -429,7 +429,6 @@ int bench_parse_run(int argc, char **argv, struct bench_opts *o)
 {
 	memset(o, 0, sizeof *o);
 	o->executor = "native";
-	o->sim_costs = SB_SRCDIR "/sim/costs.txt";
 	sb_config_default(&o->core);
 	sb_param_defaults(bench_param_table, &o->p);
 	const char *policy = NULL, *workload = NULL;

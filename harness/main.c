@@ -6,7 +6,10 @@
  * core/param.h). Does not own parsing a run's options (cli.c) or running it (run.c).
  */
 #include <getopt.h>
+#include <limits.h>
+#include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "../core/config.h"
 #include "../policies/registry.h"
@@ -29,7 +32,7 @@ static void usage(FILE *f)
 
 static void usage_list(FILE *f)
 {
-	fputs("usage: schedbed list [--policies | --workloads | --params]\n"
+	fputs("usage: schedbed list [--policies | --workloads | --params | --machine]\n"
 	      "\n"
 	      "Without options: every policy and workload with its one-line description and its\n"
 	      "parameters (name, default, range, meaning), then the core's parameters and the run options.\n"
@@ -37,6 +40,7 @@ static void usage_list(FILE *f)
 	      "  --workloads   only the workload names, one a line (for scripts)\n"
 	      "  --params      every parameter, one a line, tab-separated (for scripts): scope (core,\n"
 	      "                policy:NAME, workload:NAME or run), name, type, default, min, max, choices\n"
+	      "  --machine     this machine's name, as its simulator cost table sim/costs-NAME.txt has it\n"
 	      "  -h, --help    this text\n",
 	      f);
 }
@@ -114,6 +118,7 @@ static int cmd_list(int argc, char **argv)
 		{ "policies", no_argument, NULL, 'P' },
 		{ "workloads", no_argument, NULL, 'W' },
 		{ "params", no_argument, NULL, 'A' },
+		{ "machine", no_argument, NULL, 'M' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -125,15 +130,16 @@ static int cmd_list(int argc, char **argv)
 		switch (c) {
 		case 'P':
 		case 'W':
-		case 'A': what = c; break;
+		case 'A':
+		case 'M': what = c; break;
 		case 'h': usage_list(stdout); return BENCH_EXIT_OK;
 		default:
-			bench_error("bad option '%s' for list; valid options are: --policies, --workloads, --params, --help", argv[optind - 1]);
+			bench_error("bad option '%s' for list; valid options are: --policies, --workloads, --params, --machine, --help", argv[optind - 1]);
 			return BENCH_EXIT_USAGE;
 		}
 	}
 	if (optind < argc) {
-		bench_error("unexpected argument '%s'; valid options are: --policies, --workloads, --params, --help", argv[optind]);
+		bench_error("unexpected argument '%s'; valid options are: --policies, --workloads, --params, --machine, --help", argv[optind]);
 		return BENCH_EXIT_USAGE;
 	}
 	if (what == 'P')
@@ -144,6 +150,11 @@ static int cmd_list(int argc, char **argv)
 			printf("%s\n", (*w)->name);
 	else if (what == 'A')
 		list_params(stdout);
+	else if (what == 'M') {
+		struct bench_host h = { 0 };
+		bench_host_topology(&h);
+		printf("%s\n", h.machine);
+	}
 	else
 		list_all(stdout);
 	return BENCH_EXIT_OK;
@@ -207,7 +218,22 @@ int main(int argc, char **argv)
 			for (const struct sb_policy_ops *const *p = sb_policies; *p && n + 1 < sizeof names / sizeof *names; p++)
 				names[n++] = (*p)->name;
 			names[n] = NULL;
-			rc = sb_sim_run(o.sim_costs, names, run_body, &o, err, sizeof err);
+			/* the table measured on this machine, unless one is named: a simulation speaks for
+			 * the machine its costs were measured on */
+			static char path[PATH_MAX + 128];
+			if (!o.sim_costs) {
+				struct bench_host h = { 0 };
+				bench_host_topology(&h);
+				snprintf(path, sizeof path, "%s/sim/costs-%s.txt", SB_SRCDIR, h.machine);
+				if (access(path, R_OK) != 0) {
+					bench_error("no cost table for this machine (%s): %s is missing; measure it with "
+						    "`make calibrate`, or name a table with --sim-costs FILE", h.machine, path);
+					bench_opts_free(&o);
+					return BENCH_EXIT_USAGE;
+				}
+				o.sim_costs = path;
+			}
+			rc = sb_sim_run(o.sim_costs, names, o.policy->name, run_body, &o, err, sizeof err);
 			if (rc < 0) {
 				bench_error("%s", err);
 				rc = BENCH_EXIT_USAGE;

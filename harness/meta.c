@@ -7,6 +7,7 @@
  * parameter value of the policy, the core and the workload (through core/param.h). Facts that
  * cannot be found are written as "unknown" or null, never guessed. Does not own the results.
  */
+#include <ctype.h>
 #include <hwloc.h>
 #include <math.h>
 #include <stdlib.h>
@@ -72,6 +73,38 @@ static void git_facts(struct bench_host *h)
 
 /* CPU model, counts and shape all from hwloc, the library that also pins the workers, so that
  * meta.json and the core agree on what the machine is. */
+/* The machine's name for its cost table: the CPU model's words, lowercased, without the ones
+ * every model carries (vendor marks, "CPU", "Processor", the clock), at most four, then the
+ * hardware thread count: "Intel(R) Xeon(R) Gold 6338 CPU @ 2.00GHz" on 16 threads is
+ * intel-xeon-gold-6338-16t. Stable across reboots and kernels, distinct across core counts. */
+static void machine_name(struct bench_host *h)
+{
+	static const char *const skip[] = { "r", "tm", "cpu", "processor", "with", "core", "cores", NULL };
+	char *o = h->machine, *end = h->machine + sizeof h->machine - 16;
+	const char *p = h->cpu_model;
+	int words = 0;
+	while (*p && words < 4) {
+		char w[64];
+		size_t n = 0;
+		while (*p && !isalnum((unsigned char)*p))
+			p++;
+		while (isalnum((unsigned char)*p)) {
+			if (n + 1 < sizeof w)
+				w[n++] = (char)tolower((unsigned char)*p);
+			p++;
+		}
+		w[n] = 0;
+		bool drop = n == 0 || (n > 3 && !strcmp(w + n - 3, "ghz"));
+		for (const char *const *s = skip; *s && !drop; s++)
+			drop = !strcmp(w, *s);
+		if (drop || o + n + 1 >= end)
+			continue;
+		o += sprintf(o, "%s%s", words ? "-" : "", w);
+		words++;
+	}
+	sprintf(o, "%s%ut", words ? "-" : "", h->pus);
+}
+
 static void topology(struct bench_host *h)
 {
 	snprintf(h->cpu_model, sizeof h->cpu_model, "unknown");
@@ -100,6 +133,12 @@ static void topology(struct bench_host *h)
 	hwloc_topology_destroy(t);
 }
 
+void bench_host_topology(struct bench_host *h)
+{
+	topology(h);
+	machine_name(h);
+}
+
 void bench_host_collect(struct bench_host *h)
 {
 	memset(h, 0, sizeof *h);
@@ -107,7 +146,7 @@ void bench_host_collect(struct bench_host *h)
 	if (gethostname(h->host, sizeof h->host) != 0)
 		snprintf(h->host, sizeof h->host, "unknown");
 	h->host[sizeof h->host - 1] = 0;
-	topology(h);
+	bench_host_topology(h);
 }
 
 /* The command line as a shell would take it back. */
@@ -161,6 +200,7 @@ void bench_write_meta(FILE *f, const struct bench_opts *o, struct bench_result *
 	command_line(f, o->argc, o->argv);
 	bench_json_kv(f, ",\n  \"host\": ", h->host);
 	bench_json_kv(f, ",\n  \"cpu_model\": ", h->cpu_model);
+	bench_json_kv(f, ",\n  \"machine\": ", h->machine);
 	fprintf(f, ",\n  \"cores_online\": %u,\n  \"topology\": { \"synthetic\": ", h->pus);
 	sb_json_string(f, h->topology[0] ? h->topology : NULL);
 	fprintf(f, ", \"packages\": %u, \"cores\": %u, \"pus\": %u, \"hwloc_api\": \"0x%x\" },\n", h->packages, h->cores,

@@ -1,7 +1,12 @@
 #!/usr/bin/python3
 """calibrate.py - measure the simulator's costs on this machine and write the cost file.
 
-    calibrate.py [--schedbed BIN] [--calibrate BIN] [--out sim/costs.txt] [--note TEXT]
+    calibrate.py [--schedbed BIN] [--calibrate BIN] [--out FILE] [--note TEXT]
+
+It writes this machine's table, sim/costs-NAME.txt (NAME from `schedbed list --machine`: the CPU
+model and the hardware thread count, as meta.json's `machine` has it), the table a simulated
+run on this machine uses unless --sim-costs names another. Only micro-benchmarks feed it, never a
+workload the validation (make validate-sim) compares.
 
 Two sources. The primitives (push, pop and steal on the core's deque, a spin iteration, a yield,
 a futex wake-up and the way back from a park, a cache-line transfer between two cores) come from
@@ -29,7 +34,8 @@ from sbresults import policy_names
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
-ORDER = ["push", "pop", "pop_empty", "steal", "steal_empty", "wake", "park", "relax", "yield", "line", "line_remote"]
+ORDER = ["push", "pop", "pop_empty", "steal", "steal_empty", "wake", "park", "relax", "yield", "line", "line_remote",
+         "cold", "cold_after"]
 CHAINS = (200000, 2000000)  # two chain lengths: the difference cancels start-up and end
 
 
@@ -91,9 +97,14 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--schedbed", default=os.path.join(ROOT, "build", "release", "schedbed"))
     ap.add_argument("--calibrate", default=os.path.join(ROOT, "build", "release", "calibrate"))
-    ap.add_argument("--out", default=os.path.join(ROOT, "sim", "costs.txt"))
+    ap.add_argument("--out", help="default: sim/costs-MACHINE.txt, this machine's table")
     ap.add_argument("--note", default="", help="a line for the header (e.g. what else ran meanwhile)")
     a = ap.parse_args()
+    name = subprocess.run([a.schedbed, "list", "--machine"], capture_output=True, text=True)
+    if name.returncode:
+        sys.exit(f"calibrate.py: {a.schedbed} list --machine failed: {name.stderr.strip()}")
+    name = name.stdout.strip()
+    a.out = a.out or os.path.join(ROOT, "sim", f"costs-{name}.txt")
     load0 = os.getloadavg()[0]
     p = subprocess.run([a.calibrate], capture_output=True, text=True)
     if p.returncode:
@@ -121,12 +132,12 @@ def main():
     sha = git_sha(a.out)
     m = machine()
     lines = [
-        "# schedbed simulator cost table: nanoseconds the SimGrid executor (core/exec_sim.cpp) charges per",
+        "# schedbed simulator cost table: nanoseconds the SimGrid executor (sim/exec_sim.cpp) charges per",
         "# operation; the names are core/exec.h's enum sb_cost. Format: \"version V\", then \"NAME NS\" lines;",
         "# \"NAME@POLICY NS\" replaces NAME for that policy only.",
         "#",
         f"# Measured by `make calibrate` (scripts/calibrate.py, sim/calibrate.c) on {stamp} at commit {sha}.",
-        f"# Machine: {m['cpu']}, {m['cores']} hardware threads, Linux {m['kernel']}; {nsock} socket"
+        f"# Machine {name}: {m['cpu']}, {m['cores']} hardware threads, Linux {m['kernel']}; {nsock} socket"
         + ("s." if nsock > 1 else "."),
         f"# Load average {load0:.1f} at the start, {load1:.1f} at the end"
         + (" (a busy machine: every figure reads high, the two-thread ones most)." if max(load0, load1) > 1.5 else "."),
@@ -139,11 +150,14 @@ def main():
         "# prices that); steal_empty is one empty victim, charged per victim a sweep visits. wake: the",
         "# waker's futex call; park: from that call until the sleeper runs again. relax: one pause;",
         "# yield: one sched_yield; line: half the round trip of a cache line bounced between two threads.",
+        "# cold, cold_after: FIFO passes over 2^10..2^22 tasks in a shuffled memory order (pushed, then taken",
+        "# oldest first reading each task's lines): cold_after is the last count before a pass costs twice the",
+        "# in-cache one (a count of pushes, not ns), cold the median extra per task beyond that knee.",
         f"# push@POLICY: CPU time per task of a 1-worker chain with no work (the CPU {CHAINS[1]} tasks take",
         f"# beyond {CHAINS[0]}, over the extra tasks; median of 3 pairs of native runs) minus pop: the policy's callbacks and the core's per-task path, charged on the",
         "# submit because every task passes there (the caller's own list is popped without a policy call).",
         f"# {remote_note}",
-        "# Re-measure: make calibrate (rewrites this file; commit it).",
+        "# Re-measure: make calibrate on this machine (rewrites this file; commit it).",
         f"version {stamp[:10]}-{sha}",
     ]
     lines += [f"{k} {cost[k]:.1f}" for k in ORDER]

@@ -7,9 +7,10 @@ Floors (a file may use its own floor and the floors below it, never one above):
     1  policies/    scheduling policies (they see core/policy.h and core/queue.h, never the
                     core's private headers: core/rt.h and any core/*_impl.h)
     1  workloads/   workload generators (the public API, core/sb.h and its helpers)
+    1  sim/         the SimGrid executor behind core/exec.h's seam, and its calibration
     2  harness/     the schedbed program
 
-policies/ and workloads/ are peers: neither includes the other. tests/, peers/ and scripts/
+policies/, workloads/ and sim/ are peers: none includes another. tests/, peers/ and scripts/
 stand outside the floors.
 
 Inside core/ each file is a node. A file uses another when it includes it or calls a function
@@ -17,7 +18,7 @@ defined there (a .c file's non-static functions, a header's inline ones): calls 
 because core/sb.h and core/policy.h declare many files' functions, so includes alone would hide
 a call back up. A header and the source of the same name are one module (a header's inline
 fast path may call its source's cold path); the queues' headers (deque.h, fifo.h, queue.h) and
-queue.c are one module, as are the executor seam and its two implementations. The only cycle
+queue.c are one module, as are the executor seam and its native implementation. The only cycle
 allowed is task.c <-> job.c: a task's end counts down its job, and a job's teardown runs as a
 task.
 
@@ -28,8 +29,8 @@ import os
 import re
 import sys
 
-FLOORS = {"core": 0, "policies": 1, "workloads": 1, "harness": 2}
-PEERS = {("policies", "workloads"), ("workloads", "policies")}
+FLOORS = {"core": 0, "policies": 1, "workloads": 1, "sim": 1, "harness": 2}
+PEERS = {(a, b) for a in ("policies", "workloads", "sim") for b in ("policies", "workloads", "sim") if a != b}
 # Headers of core/ that only the core may include (the policy contract: policy.h and queue.h
 # are what a policy sees; the rest of the core's state is not its business).
 CORE_PRIVATE = re.compile(r"^core/(rt\.h|.*_impl\.h)$")
@@ -150,9 +151,9 @@ def sources(root):
 
 
 # Files that are one node: the queues' headers have their cold paths in queue.c; the executor
-# seam has two implementations.
+# seam is one module with its native implementation.
 GROUPS = {f"core/{f}": "core/queue.*" for f in ("deque.h", "fifo.h", "queue.h", "queue.c")}
-GROUPS.update({f"core/{f}": "core/exec.*" for f in ("exec.h", "exec.c", "exec_sim.cpp")})
+GROUPS.update({f"core/{f}": "core/exec.*" for f in ("exec.h", "exec.c")})
 
 
 def node(path):

@@ -1,122 +1,357 @@
 #!/usr/bin/python3
-"""validate_sim.py - the simulator against this machine: every policy on oltp, forkjoin, tiny and
-wake at 1 and 2 workers, once natively and once under `--executor sim`, same seed.
+"""validate_sim.py - the simulator against this machine, as a manifest of the sweep runner.
 
-    validate_sim.py [--schedbed BIN] [--duration S] [--policies a,b] [--workloads a,b] [--out DIR]
+    validate_sim.py expand --out DIR [--threads 1,2,..] [--policies a,b] [--cells a,b] [--reps N]
+                           [--duration S] [--warmup S] [--seed N] [--executors native,sim] [--sim-costs FILE]
+    validate_sim.py run [expand's options] [--jobs N] [--allow-dirty] [--retry-failed] [--native DIR2]
+    validate_sim.py report DIR [--native DIR2] [--partial]          (run: make validate-sim)
 
-Writes OUT/runs.csv (one row per run: policy, workload, threads, executor, jobs/s, p50, p99)
-and OUT/table.md (per cell: native and simulated throughput and p99, and the simulator's error
-on throughput, p50 and p99 in percent, signed: positive means the simulator says more), and
-prints the table and the share of cells within 15% on throughput and 25% on p99. Native runs
-are timing runs: run it on an otherwise idle machine, and read it knowing the cost table's
-version (meta.json).
+The cells are sweeps/validate/sim.json: each workload configuration (oltp closed and open loop
+at three rates per worker, forkjoin with the own queue FIFO and LIFO, tiny, wake, mixed,
+patterns) under every policy (a cell that "needs" a parameter, every policy that has it), at
+each worker count (default: the powers of two up to this machine's hardware threads), REPS
+seeds, once natively and once under `--executor sim` with the same seed. `expand` writes
+DIR/manifest.jsonl: the native runs first (timing runs, one at a time), then the simulated ones
+(deterministic, any number at once), each sim line naming the cost table of the machine that
+expands it, so the simulated half can run anywhere (`sweep.py run`, `sweep.py slurm`) and
+gives the same numbers. `run` is expand, `sweep.py run`, collect and report, sampling the load
+average meanwhile (DIR/load.json): a native run on a busy machine reads slow.
+
+`report` writes DIR/table.md and DIR/cells.csv (the medians per cell, compact enough to commit):
+per workload cell and worker count the simulator's error (signed, percent; positive: the
+simulator says more) of throughput, p50, p99, cores used and steals per job (medians over the
+seeds, then the median over policies of each error's size), the cells within target
+(throughput 15%, p99 25%), then every cell, and oltp's p99 per job class. --native takes the
+native half from another validation directory (a second simulated half against the same
+native runs: a model change compared on equal terms).
 """
 import argparse
 import csv
 import json
 import os
+import statistics
 import subprocess
 import sys
+import threading
 import time
 
-from sbresults import policy_names
 import machines
+import sweep
+from sbcli import die, split_list
 
-WORKLOADS = ["oltp", "forkjoin", "tiny", "wake"]
-
-
-def one(sb, pol, wl, threads, ex, duration, out):
-    d = os.path.join(out, "runs", f"{pol}-{wl}-{threads}-{ex}")
-    cmd = [sb, "run", "-q", "--executor", ex, "--policy", pol, "--workload", wl, "--threads", str(threads),
-           "-d", str(duration), "--warmup", str(duration / 4), "--seed", "1", "--out", d]
-    p = subprocess.run(cmd, capture_output=True, text=True)
-    if p.returncode != 0:
-        return {"error": p.stderr.strip().splitlines()[-1] if p.stderr.strip() else f"exit {p.returncode}"}
-    with open(os.path.join(d, "summary.json")) as f:
-        s = json.load(f)
-    a = s["all"]
-    return {"tput": s["throughput"], "p50": a["p50"], "p99": a["p99"]}
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+DESC = os.path.join(ROOT, "sweeps", "validate", "sim.json")
+METRICS = [("throughput", "throughput", "jobs/s"), ("p50", "all.p50", "µs"), ("p99", "all.p99", "µs"),
+           ("cores", "cpu.window_cores", "cores"), ("steals", "per_job.stolen", "steals/job")]
+OLTP_CLASSES = ["begin", "insert", "point", "filter", "multi", "join", "aggregate", "scan", "commit"]
 
 
-def provenance(out):
-    """(the cost table the simulated runs used, the commits and the machine of every run), from
-    their meta.json files: the table is a comparison of two executors on one machine at one
-    commit, and says so."""
-    runs = os.path.join(out, "runs")
-    version, shas, metas = "unknown", set(), []
-    for d in sorted(os.listdir(runs)):
-        try:
-            with open(os.path.join(runs, d, "meta.json")) as f:
-                meta = json.load(f)
-        except (OSError, ValueError):
-            continue
-        git = meta.get("git") or {}
-        shas.add(str(git.get("sha", "?"))[:12] + (" (dirty)" if git.get("dirty") is not False else ""))
-        metas.append(machines.of_meta(meta))
-        if (meta.get("executor") or {}).get("name") == "sim":
-            version = f"version {meta['executor'].get('costs_version')}"
-    return version, ", ".join(sorted(shas)) or "unknown", machines.one_machine(metas, f"validate-sim {out}")
+def program_facts(sb):
+    """(policies, {policy: its parameter names}, this machine's name) from the program itself."""
+    def ask(*args):
+        p = subprocess.run([sb, "list", *args], capture_output=True, text=True)
+        if p.returncode:
+            die(f"{sb} list {' '.join(args)} failed: {p.stderr.strip()}")
+        return p.stdout
+    params = {}
+    for line in ask("--params").splitlines():
+        scope, name = line.split("\t")[:2]
+        if scope.startswith("policy:"):
+            params.setdefault(scope[7:], set()).add(name)
+    return ask("--policies").split(), params, ask("--machine").strip()
+
+
+def powers_of_two(n):
+    out, t = [], 1
+    while t <= n:
+        out.append(t)
+        t *= 2
+    return out
+
+
+def expand(a):
+    with open(DESC) as f:
+        desc = json.load(f)
+    pols, params, machine = program_facts(a.schedbed)
+    if a.policies:
+        bad = [p for p in split_list(a.policies, "--policies") if p not in pols]
+        if bad:
+            die(f"--policies: unknown policy {bad[0]}; valid policies are: {', '.join(pols)}")
+        pols = split_list(a.policies, "--policies")
+    cells = desc["cells"]
+    if a.cells:
+        names = [c["name"] for c in cells]
+        want = split_list(a.cells, "--cells")
+        bad = [c for c in want if c not in names]
+        if bad:
+            die(f"--cells: unknown cell {bad[0]}; valid cells are: {', '.join(names)}")
+        cells = [c for c in cells if c["name"] in want]
+    try:
+        threads = [int(t) for t in split_list(a.threads, "--threads")] if a.threads else powers_of_two(os.cpu_count())
+    except ValueError:
+        die(f"--threads {a.threads}: give worker counts such as 1,2,4")
+    if any(t < 1 for t in threads):
+        die("--threads: worker counts start at 1")
+    execs = split_list(a.executors, "--executors")
+    if any(e not in ("native", "sim") for e in execs):
+        die(f"--executors {a.executors}: valid executors are: native, sim")
+    costs = a.sim_costs or os.path.join("sim", f"costs-{machine}.txt")
+    if "sim" in execs and not os.path.exists(os.path.join(ROOT, costs) if not os.path.isabs(costs) else costs):
+        die(f"no cost table {costs} for the simulated runs: measure this machine's with `make calibrate`, "
+            "or name one with --sim-costs FILE")
+    o = {"reps": a.reps or desc.get("reps", 3), "noise_reps": None, "seed": a.seed,
+         "duration": a.duration or desc.get("duration"), "warmup": a.warmup if a.warmup is not None else desc.get("warmup")}
+    if o["reps"] < 3:
+        die(f"--reps {o['reps']}: a cell needs at least 3 seeds")
+    lines = []
+    for ex in execs:
+        configs, tags = [], []
+        for c in cells:
+            for t in threads:
+                for p in pols:
+                    if c.get("needs") and c["needs"] not in params.get(p, ()):
+                        continue
+                    sets = list(c.get("set", []))
+                    if "rate_per_worker" in c:
+                        sets.append(f"rate={c['rate_per_worker'] * t:g}")
+                    args = ["--threads", str(t)] + (["--executor", "sim", "--sim-costs", costs] if ex == "sim" else [])
+                    configs.append({"label": f"{c['name']} {p} {t}w {ex}", "policy": p, "workload": c["workload"],
+                                    "set": sets, "args": args})
+                    tags.append({"cell": c["name"], "threads": t, "executor": ex})
+        d = {"name": ex, "configs": configs, "timing": ex == "native"}
+        for ln in sweep.expand_configs(d, o):
+            ln["tags"].update(tags[ln["tags"]["config"]])
+            ln["overload_ok"] = True  # an open-loop rate past a policy's capacity is a result too
+            lines.append(ln)
+    path = sweep.write_manifest(a.out, lines)
+    print(f"validate_sim: {len(lines)} runs ({', '.join(execs)}; {len(pols)} policies, {len(cells)} cells, "
+          f"workers {','.join(map(str, threads))}, {o['reps']} seeds) in {path}", file=sys.stderr)
+    return lines
+
+
+def sample_load(out, stop):
+    """The one-minute load average every 5 s while the runs go: what the native half ran beside."""
+    samples = []
+    t0 = time.time()
+    while True:
+        samples.append([round(time.time() - t0, 1), os.getloadavg()[0]])
+        with open(os.path.join(out, "load.json.tmp"), "w") as f:
+            json.dump({"samples": samples, "cpus": os.cpu_count()}, f)
+        os.replace(os.path.join(out, "load.json.tmp"), os.path.join(out, "load.json"))
+        if stop.wait(5):
+            return
+
+
+def run(a):
+    expand(a)
+    stop = threading.Event()
+    th = threading.Thread(target=sample_load, args=(a.out, stop), daemon=True)
+    th.start()
+    cmd = [sys.executable, os.path.join(HERE, "sweep.py"), "run", a.out, "--schedbed", a.schedbed]
+    cmd += (["--jobs", str(a.jobs)] if a.jobs else []) + (["--allow-dirty"] if a.allow_dirty else [])
+    cmd += ["--retry-failed"] if a.retry_failed else []
+    rc = subprocess.run(cmd).returncode
+    stop.set()
+    th.join()
+    if rc:
+        return rc
+    return report(a.out, a.native)
+
+
+def medians(rows):
+    """{(executor, cell, policy, threads): {metric: median over seeds}} from runs.csv's rows."""
+    groups = {}
+    for r in rows:
+        groups.setdefault((r["executor"], r["cell"], r["policy"], int(r["threads"])), []).append(r)
+    cols = [c for _, c, _ in METRICS] + [f"classes.{k}.p99" for k in OLTP_CLASSES]
+    out = {}
+    for key, rs in groups.items():
+        m = {}
+        for c in cols:
+            vals = [float(r[c]) for r in rs if r.get(c) not in (None, "")]
+            if vals:
+                m[c] = statistics.median(vals)
+        m["seeds"] = len(rs)
+        m["overloaded"] = sum(int(r.get("overloaded") or 0) for r in rs)
+        out[key] = m
+    return out
 
 
 def err(sim, nat):
-    return 100.0 * (sim - nat) / nat if nat else float("nan")
+    """Signed percent; None where the native figure is 0 (0 against 0 is no error)."""
+    if sim is None or nat is None:
+        return None
+    if nat == 0:
+        return 0.0 if sim == 0 else None
+    return 100.0 * (sim - nat) / nat
+
+
+def fmt_err(e):
+    return "-" if e is None else f"{e:+.0f}"
+
+
+def load_rows(d, partial=False):
+    """runs.csv's rows (collect refuses an unfinished sweep); with partial, the finished runs alone,
+    read from their result directories, and a line saying how many are left out."""
+    if not partial:
+        path, _ = sweep.collect(d)
+        with open(path) as f:
+            return list(csv.DictReader(f))
+    rows, lines = [], sweep.read_manifest(d)
+    for ln in lines:
+        if sweep.line_state(d, ln)[0] != "done":
+            continue
+        with open(os.path.join(d, ln["out"], "summary.json")) as f:
+            s = json.load(f)
+        with open(os.path.join(d, ln["out"], "meta.json")) as f:
+            meta = json.load(f)
+        st = sweep.read_status(d, ln) or {}
+        rows.append({**ln["tags"], **sweep.flatten(s), **sweep.derived(s), "args": " ".join(ln["args"]),
+                     "git_sha": (meta.get("git") or {}).get("sha", ""), **machines.of_meta(meta),
+                     "overloaded": int(bool(st.get("overloaded")))})
+    print(f"validate_sim: {d}: {len(rows)} of {len(lines)} runs finished; the rest left out (--partial)", file=sys.stderr)
+    return rows
+
+
+def load_summary(d):
+    try:
+        with open(os.path.join(d, "load.json")) as f:
+            s = [x[1] for x in json.load(f)["samples"]]
+        return f"load average (1 min) while it ran: min {min(s):.1f}, median {statistics.median(s):.1f}, max {max(s):.1f}"
+    except (OSError, ValueError, KeyError):
+        return "load average not recorded (runs not started by validate_sim.py run)"
+
+
+def report(d, native_dir, partial=False):
+    with open(DESC) as f:
+        desc = json.load(f)
+    tt, tp = desc["targets"]["throughput"], desc["targets"]["p99"]
+    rows = load_rows(d, partial)
+    if native_dir:
+        rows = [r for r in rows if r["executor"] == "sim"] + [r for r in load_rows(native_dir, partial)
+                                                               if r["executor"] == "native"]
+    med = medians(rows)
+    cells = sorted({(c, p, t) for (ex, c, p, t) in med if ex == "sim" and ("native", c, p, t) in med},
+                   key=lambda k: ([x["name"] for x in desc["cells"]].index(k[0]), k[2], k[1]))
+    if not cells:
+        die(f"{d}: no cell has both a native and a simulated run")
+    metas = [r for r in rows if r["executor"] == "sim"][:1]
+    costs = metas[0]["args"].split("--sim-costs ")[1].split()[0] if metas else "?"
+    shas = sorted({r["git_sha"] for r in rows})
+    machine = machines.one_machine([r for r in rows if r["executor"] == "native"], f"validate-sim {d}")
+    seeds = sorted({m["seeds"] for m in med.values()})
+    lines = [f"# Simulator validation: {d}" + (" (partial: unfinished runs left out)" if partial else ""), "",
+             f"Native runs on {machine}; cost table {costs}; commits {', '.join(shas)}; native runs: "
+             f"{load_summary(native_dir or d)}.",
+             f"Errors are the simulator's, signed, in percent of the native figure (median over "
+             f"{'-'.join(map(str, seeds[::max(1, len(seeds) - 1)]))} seeds per cell); a cell is within target at "
+             f"|throughput| <= {tt}% and |p99| <= {tp}%.", "",
+             "## Per workload and worker count", "",
+             "| cell | workers | policies | throughput within | p99 within | median abs err: throughput | p50 | p99 "
+             "| cores | steals |", "|---|---|---|---|---|---|---|---|---|---|"]
+    table, per_cell = [], []
+    for c, p, t in cells:
+        nat, sim = med[("native", c, p, t)], med[("sim", c, p, t)]
+        e = {name: err(sim.get(col), nat.get(col)) for name, col, _ in METRICS}
+        per_cell.append((c, p, t, nat, sim, e))
+    groups = {}
+    for c, p, t, nat, sim, e in per_cell:
+        groups.setdefault((c, t), []).append(e)
+    for (c, t), es in groups.items():
+        ok_t = sum(1 for e in es if e["throughput"] is not None and abs(e["throughput"]) <= tt)
+        ok_p = sum(1 for e in es if e["p99"] is not None and abs(e["p99"]) <= tp)
+        med_abs = []
+        for name, _, _ in METRICS:
+            v = [abs(e[name]) for e in es if e[name] is not None]
+            med_abs.append(f"{statistics.median(v):.0f}%" if v else "-")
+        lines.append(f"| {c} | {t} | {len(es)} | {ok_t}/{len(es)} | {ok_p}/{len(es)} | " + " | ".join(med_abs) + " |")
+        table.append({"cell": c, "threads": t, "policies": len(es), "throughput_within": ok_t, "p99_within": ok_p})
+    by_wl = {}
+    for row in table:
+        w = by_wl.setdefault(row["cell"], [0, 0, 0])
+        w[0] += row["policies"]
+        w[1] += row["throughput_within"]
+        w[2] += row["p99_within"]
+    lines += ["", "## Per workload cell, all worker counts", "", "| cell | cells | throughput within | p99 within |",
+              "|---|---|---|---|"]
+    lines += [f"| {c} | {n} | {a} ({100 * a / n:.0f}%) | {b} ({100 * b / n:.0f}%) |" for c, (n, a, b) in by_wl.items()]
+    lines += ["", "## Every cell (native / simulated, error %)", "",
+              "| cell | policy | workers | jobs/s | err | p50 µs | err | p99 µs | err | cores | err | steals/job | err |",
+              "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    compact = []
+    for c, p, t, nat, sim, e in per_cell:
+        f = []
+        for name, col, _ in METRICS:
+            n, s = nat.get(col), sim.get(col)
+            scale = 1e3 if name in ("p50", "p99") else 1
+            prec = ".2f" if name in ("cores", "steals") else ".0f" if name == "throughput" else ".1f"
+            f.append("-" if n is None else f"{n / scale:{prec}} / {s / scale:{prec}}" if s is not None else "-")
+            f.append(fmt_err(e[name]))
+        flag = " (overloaded runs: native %d, sim %d)" % (nat["overloaded"], sim["overloaded"]) \
+            if nat["overloaded"] or sim["overloaded"] else ""
+        lines.append(f"| {c} | {p}{flag} | {t} | " + " | ".join(f) + " |")
+        compact.append({"cell": c, "policy": p, "threads": t, "seeds": nat["seeds"],
+                        **{f"native_{k}": nat.get(col) for k, col, _ in METRICS},
+                        **{f"sim_{k}": sim.get(col) for k, col, _ in METRICS},
+                        **{f"err_{k}": e[k] for k, _, _ in METRICS}})
+    lines += ["", "## oltp: p99 per job class, error %", "", "| cell | policy | workers | " +
+              " | ".join(OLTP_CLASSES) + " |", "|---|---|---|" + "---|" * len(OLTP_CLASSES)]
+    ok = n = 0
+    for c, p, t, nat, sim, _ in per_cell:
+        if not any(x["name"] == c and x.get("classes") for x in desc["cells"]):
+            continue
+        es = [err(sim.get(f"classes.{k}.p99"), nat.get(f"classes.{k}.p99")) for k in OLTP_CLASSES]
+        n += sum(1 for x in es if x is not None)
+        ok += sum(1 for x in es if x is not None and abs(x) <= tp)
+        lines.append(f"| {c} | {p} | {t} | " + " | ".join(fmt_err(x) for x in es) + " |")
+    lines.append(f"\noltp class p99 within {tp}%: {ok} of {n}")
+    with open(os.path.join(d, "table.md"), "w") as f:
+        f.write("\n".join(lines) + "\n")
+    with open(os.path.join(d, "cells.csv"), "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=list(compact[0]))
+        w.writeheader()
+        for r in compact:
+            w.writerow({k: (f"{v:.6g}" if isinstance(v, float) else v) for k, v in r.items()})
+    cut = lines.index("## Every cell (native / simulated, error %)")
+    print("\n".join(lines[:cut]))
+    print(f"validate_sim: {d}/table.md (every cell, oltp's classes), {d}/cells.csv")
+    return 0
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--schedbed", default="build/release/schedbed")
-    ap.add_argument("--duration", type=float, default=2.0)
-    ap.add_argument("--policies", default="")
-    ap.add_argument("--workloads", default=",".join(WORKLOADS))
-    ap.add_argument("--out", default=None)
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    for name in ("expand", "run"):
+        p = sub.add_parser(name)
+        p.add_argument("--out", default=None)
+        p.add_argument("--schedbed", default=os.path.join(ROOT, "build", "release", "schedbed"))
+        p.add_argument("--threads", help="worker counts (default: powers of two up to the hardware threads)")
+        p.add_argument("--policies", help="default: every registered policy")
+        p.add_argument("--cells", help="default: every cell of sweeps/validate/sim.json")
+        p.add_argument("--reps", type=int, help="seeds per cell (at least 3; default: the description's)")
+        p.add_argument("--duration", type=float)
+        p.add_argument("--warmup", type=float)
+        p.add_argument("--seed", type=int, default=1)
+        p.add_argument("--executors", default="native,sim")
+        p.add_argument("--sim-costs", help="default: sim/costs-MACHINE.txt of the machine that expands")
+        if name == "run":
+            p.add_argument("--jobs", type=int, help="passed to sweep.py run")
+            p.add_argument("--allow-dirty", action="store_true", help="passed to sweep.py run")
+            p.add_argument("--retry-failed", action="store_true", help="passed to sweep.py run (a run cut off earlier)")
+            p.add_argument("--native", help="report against this directory's native runs (with --executors sim)")
+    r = sub.add_parser("report")
+    r.add_argument("dir")
+    r.add_argument("--native", help="take the native runs from this validation directory")
+    r.add_argument("--partial", action="store_true", help="the finished runs alone (collect refuses an unfinished sweep)")
     a = ap.parse_args()
-    sb = os.path.abspath(a.schedbed)
-    pols = a.policies.split(",") if a.policies else policy_names(sb)
-    wls = a.workloads.split(",")
-    out = a.out or os.path.join("results", "validate-sim", time.strftime("%Y%m%dT%H%M%SZ", time.gmtime()))
-    os.makedirs(out, exist_ok=True)
-    rows, cells = [], []
-    load0 = os.getloadavg()[0]
-    for wl in wls:
-        for pol in pols:
-            for threads in (1, 2):
-                r = {ex: one(sb, pol, wl, threads, ex, a.duration, out) for ex in ("native", "sim")}
-                for ex, v in r.items():
-                    rows.append([pol, wl, threads, ex, v.get("tput", ""), v.get("p50", ""), v.get("p99", ""),
-                                 v.get("error", "")])
-                cells.append((pol, wl, threads, r))
-                print(f"{wl:9} {pol:13} {threads}: " + "  ".join(
-                    f"{ex} " + (v["error"] if "error" in v else f"{v['tput']:.0f}/s p99 {v['p99'] / 1e3:.0f}us")
-                    for ex, v in r.items()), flush=True)
-    with open(os.path.join(out, "runs.csv"), "w", newline="") as f:
-        w = csv.writer(f)
-        w.writerow(["policy", "workload", "threads", "executor", "jobs_per_s", "p50_ns", "p99_ns", "error"])
-        w.writerows(rows)
-    load1 = os.getloadavg()[0]
-    version, shas, machine = provenance(out)
-    lines = [f"Cost table {version}; commit {shas}; machine: {machine}; load average {load0:.1f} when the runs "
-             f"began, {load1:.1f} when they ended (native runs on a shared machine read slow).", "",
-             "| workload | policy | workers | native jobs/s | sim jobs/s | err % | native p50 us | sim p50 us | err % | "
-             "native p99 us | sim p99 us | err % |", "|---|---|---|---|---|---|---|---|---|---|---|---|"]
-    ok_t = ok_p = n = 0
-    for pol, wl, threads, r in cells:
-        nat, sim = r["native"], r["sim"]
-        if "error" in nat or "error" in sim:
-            lines.append(f"| {wl} | {pol} | {threads} | failed: {nat.get('error', sim.get('error'))} |||||||||")
-            continue
-        et, e50, e99 = err(sim["tput"], nat["tput"]), err(sim["p50"], nat["p50"]), err(sim["p99"], nat["p99"])
-        n += 1
-        ok_t += abs(et) <= 15
-        ok_p += abs(e99) <= 25
-        lines.append(f"| {wl} | {pol} | {threads} | {nat['tput']:.0f} | {sim['tput']:.0f} | {et:+.0f} | "
-                     f"{nat['p50'] / 1e3:.1f} | {sim['p50'] / 1e3:.1f} | {e50:+.0f} | "
-                     f"{nat['p99'] / 1e3:.0f} | {sim['p99'] / 1e3:.0f} | {e99:+.0f} |")
-    lines.append("")
-    lines.append(f"cells: {n}; throughput within 15%: {ok_t}; p99 within 25%: {ok_p}")
-    with open(os.path.join(out, "table.md"), "w") as f:
-        f.write("\n".join(lines) + "\n")
-    print("\n".join(lines))
-    print(f"written: {out}/table.md, {out}/runs.csv")
+    if a.cmd == "report":
+        return report(a.dir, a.native, a.partial)
+    a.schedbed = os.path.abspath(a.schedbed)
+    if not a.out:
+        machine = program_facts(a.schedbed)[2]
+        a.out = os.path.join(ROOT, "results", "validate-sim", f"{machine}-{time.strftime('%Y%m%dT%H%M%SZ', time.gmtime())}")
+    return run(a) if a.cmd == "run" else (expand(a) and 0)
 
 
 if __name__ == "__main__":

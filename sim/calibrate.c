@@ -224,6 +224,95 @@ static void park_costs(double *wake, double *park)
 	*park = least(p, ROUNDS);
 }
 
+/* ---- a task whose memory left the cache ---- */
+
+/* ns per task to push n tasks (writing each, as a spawn does) and take them oldest first
+ * (reading every line of each, as the run step and the body do): the fastest of `rounds`. The
+ * tasks are visited in a shuffled order (`order`), as a program's tasks lie in memory: in
+ * address order the prefetcher would hide every miss. */
+static double fifo_pass(struct sb_task *ts, const uint32_t *order, size_t n, int rounds)
+{
+	struct sb_deque d;
+	if (sb_deque_init(&d, 10)) {
+		fprintf(stderr, "calibrate: out of memory\n");
+		exit(1);
+	}
+	double best = 1e30;
+	volatile uint64_t sink = 0;
+	for (int r = 0; r < rounds; r++) {
+		uint64_t t0 = sb_now_ns();
+		for (size_t i = 0; i < n; i++) {
+			struct sb_task *t = &ts[order[i]];
+			t->u[0] = i;
+			sb_deque_push(&d, t, true);
+		}
+		uint64_t sum = 0;
+		for (size_t i = 0; i < n; i++) {
+			const unsigned char *b = (const unsigned char *)sb_deque_take(&d);
+			for (size_t off = 0; off < sizeof(struct sb_task); off += 64)
+				sum += b[off];
+		}
+		double ns = (double)(sb_now_ns() - t0) / (double)n;
+		sink += sum;
+		best = ns < best ? ns : best;
+	}
+	(void)sink;
+	sb_deque_fini(&d);
+	return best;
+}
+
+/* FIFO passes over 2^10 to 2^22 tasks: the first count whose pass costs twice the 2^10 one's
+ * (which stays in the cache) is the knee; cold_after is the count before it (the cache's capacity
+ * in tasks), cold the median extra per task of the passes beyond the knee (a median: on a shared
+ * machine single passes jump with what the neighbours do to the cache and the memory bus). */
+static void cold_costs(double *cold, double *after)
+{
+	enum { LO = 10, HI = 22 };
+	struct sb_task *ts = calloc((size_t)1 << HI, sizeof *ts);
+	uint32_t *order = malloc(sizeof *order << HI);
+	if (!ts || !order) {
+		fprintf(stderr, "calibrate: out of memory\n");
+		exit(1);
+	}
+	double t[HI + 1];
+	for (int k = LO; k <= HI; k++) {
+		size_t n = (size_t)1 << k;
+		/* the first n tasks in a fixed shuffled order (Fisher-Yates, xorshift from a constant) */
+		uint64_t x = 0x9e3779b97f4a7c15ull;
+		for (size_t i = 0; i < n; i++)
+			order[i] = (uint32_t)i;
+		for (size_t i = n - 1; i > 0; i--) {
+			x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+			size_t j = (size_t)(x % (i + 1));
+			uint32_t s = order[i];
+			order[i] = order[j], order[j] = s;
+		}
+		t[k] = fifo_pass(ts, order, n, k < 18 ? ROUNDS : 5);
+		fprintf(stderr, "calibrate: FIFO pass over 2^%d tasks: %.1f ns per task\n", k, t[k]);
+	}
+	int knee = HI + 1;
+	for (int k = LO + 1; k <= HI && knee > HI; k++)
+		if (t[k] >= 2 * t[LO])
+			knee = k;
+	*after = (double)((size_t)1 << (knee - 1));
+	*cold = 0;
+	if (knee <= HI) {
+		/* beyond the knee when there are passes beyond it, else the knee's own */
+		int from = knee < HI ? knee + 1 : knee, m = 0;
+		double extra[HI + 1];
+		for (int k = from; k <= HI; k++)
+			extra[m++] = t[k] - t[LO];
+		for (int i = 1; i < m; i++) /* insertion sort: a dozen values */
+			for (int j = i; j > 0 && extra[j - 1] > extra[j]; j--) {
+				double s = extra[j];
+				extra[j] = extra[j - 1], extra[j - 1] = s;
+			}
+		*cold = m % 2 ? extra[m / 2] : (extra[m / 2 - 1] + extra[m / 2]) / 2;
+	}
+	free(order);
+	free(ts);
+}
+
 int main(void)
 {
 	urcu_memb_register_thread();
@@ -234,6 +323,9 @@ int main(void)
 	       q.steal, q.steal_empty);
 	printf("wake %.1f\npark %.1f\nrelax %.1f\nyield %.1f\nline %.1f\n", wake, park, relax_cost(), yield_cost(),
 	       line_cost());
+	double cold, after;
+	cold_costs(&cold, &after);
+	printf("cold %.1f\ncold_after %.0f\n", cold, after);
 	urcu_memb_unregister_thread();
 	return 0;
 }

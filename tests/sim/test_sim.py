@@ -24,16 +24,36 @@ What is asserted:
                 push@stealing at 100 us, a 1-worker chain of 2000 tasks with no work spends at least
                 0.19 s of simulated CPU under stealing, and fifo (no such line) stays below 0.05 s;
                 meta.json records the cost each run used
-  bad input     an unknown executor, an unusable cost file and a cost for a policy that does not
-                exist (push@stealng): exit 2, one line naming the valid choices or the problem,
-                nothing written
+  cold          a task taken more than cold_after pushes after its own push pays `cold`: fib(18)
+                at 1 worker under stealing with its own queue FIFO (the whole frontier queued)
+                spends at least one `cold` (100 us) more simulated CPU with cold_after 1000 than
+                with cold 0, and with LIFO (a path queued: only the bottom of the stack waits
+                that long) less than a fiftieth of FIFO's extra
+  bad input     an unknown executor, an unusable cost file, a cost for a policy that does not
+                exist (push@stealng) and a table without the run's policy's per-task cost (no
+                push@stealing: it would be charged the bare deque push): exit 2, one line naming
+                the valid choices or the problem (and for the missing cost, the command that
+                measures it), nothing written
+  table         without --sim-costs a run uses this machine's table, sim/costs-NAME.txt with NAME
+                from `schedbed list --machine`, and meta.json names both; a machine without one
+                gets exit 2 and a line naming the file and make calibrate
+  validate      a slice of make validate-sim (1 worker, fifo, tiny and wake, 3 seeds, 0.1 s)
+                through the sweep runner: the manifest holds every native run before every
+                simulated one, each simulated one naming the cost table; every run finishes; the
+                report's errors are the simulator's medians against the native ones, recomputed
+                here from runs.csv; table.md counts each cell within target or not
+Every other run names a table (this machine's when there is one, else a committed one): the
+checks are about behaviour, and a fresh machine has no table of its own.
 Each failure prints what differed; the exit status is the number of failed checks.
 """
 import argparse
+import csv
+import glob
 import gzip
 import json
 import os
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -42,6 +62,16 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 from sbresults import policy_names  # noqa: E402
 
 FAILS = []
+SIM = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "sim")
+
+
+def machine(sb):
+    return subprocess.run([sb, "list", "--machine"], capture_output=True, text=True, check=True).stdout.strip()
+
+
+def table(sb):
+    own = os.path.join(SIM, f"costs-{machine(sb)}.txt")
+    return own if os.path.exists(own) else sorted(glob.glob(os.path.join(SIM, "costs-*.txt")))[0]
 
 
 def check(cond, what):
@@ -50,7 +80,9 @@ def check(cond, what):
         FAILS.append(what)
 
 
-def run(sb, args, out, executor="sim", timeout=600):
+def run(sb, args, out, executor="sim", timeout=600, costs=True):
+    if executor == "sim" and costs and "--sim-costs" not in args:
+        args = args + ["--sim-costs", table(sb)]
     cmd = [sb, "run", "-q", "--executor", executor] + args + ["--out", out]
     try:
         return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
@@ -89,7 +121,7 @@ def determinism(sb, tmp):
     check(summary(a)["jobs"] > 100, f"determinism: the run did work ({summary(a)['jobs']} jobs)")
     with open(os.path.join(a, "meta.json")) as f:
         ex = json.load(f)["executor"]
-    check(ex.get("name") == "sim" and "workers" in ex.get("platform", "") and len(ex.get("costs_ns", {})) == 11,
+    check(ex.get("name") == "sim" and "workers" in ex.get("platform", "") and len(ex.get("costs_ns", {})) == 13,
           f"determinism: meta.json records executor, platform and costs ({ex})")
 
 
@@ -151,7 +183,7 @@ def progress(sb, tmp):
 
 
 def costs(sb, tmp):
-    base = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "sim", "costs.txt")
+    base = table(sb)
     path = os.path.join(tmp, "costs-pop.txt")
     with open(base) as f, open(path, "w") as g:
         g.write(f.read() + "push@stealing 100000\n")
@@ -169,6 +201,27 @@ def costs(sb, tmp):
               f"costs {pol}: simulated CPU {cpu:.3f} s in [{lo}, {hi}), push charged {push} ns")
 
 
+def cold(sb, tmp):
+    with open(table(sb)) as f:
+        base = [ln for ln in f if not ln.startswith(("cold ", "cold_after "))]
+    cpu = {}
+    for c in ("0", "100000"):
+        path = os.path.join(tmp, f"costs-cold-{c}.txt")
+        with open(path, "w") as g:
+            g.write("".join(base) + f"cold {c}\ncold_after 1000\n")
+        for order in ("fifo", "lifo"):
+            d = os.path.join(tmp, f"cold-{c}-{order}")
+            p = run(sb, ["--policy", "stealing", "--workload", "forkjoin", "--threads", "1", "-n", "1", "--set", "n=18",
+                         "--set", f"local_order={order}", "--sim-costs", path], d)
+            check(p.returncode == 0, f"cold {c} {order}: exits 0 ({p.returncode}: {p.stderr.strip()[:300]})")
+            cpu[c, order] = summary(d)["cpu"]["user_s"] if p.returncode == 0 else float("nan")
+    check(cpu["100000", "fifo"] - cpu["0", "fifo"] >= 100e-6,
+          f"cold: FIFO fork-join pays for its old tasks ({cpu['0', 'fifo']:.6f} s -> {cpu['100000', 'fifo']:.6f} s)")
+    # LIFO's old tasks are the few at the bottom of the stack, the root's first children
+    fifo, lifo = cpu["100000", "fifo"] - cpu["0", "fifo"], cpu["100000", "lifo"] - cpu["0", "lifo"]
+    check(0 <= lifo < fifo / 50, f"cold: LIFO fork-join has few tasks that old (extra {lifo:.6f} s against FIFO's {fifo:.6f} s)")
+
+
 def bad_input(sb, tmp):
     base = ["--policy", "stealing", "--workload", "micro", "-n", "2"]
     d = os.path.join(tmp, "bad1")
@@ -183,7 +236,7 @@ def bad_input(sb, tmp):
     check(p.returncode == 2 and p.stderr.count("\n") == 1 and "is missing" in p.stderr and not os.path.exists(d),
           f"bad input: incomplete cost file ({p.returncode}: {p.stderr.strip()})")
     # a misspelt policy after '@' would be a cost that is never charged
-    base_costs = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "sim", "costs.txt")
+    base_costs = table(sb)
     with open(base_costs) as f, open(costs, "w") as g:
         g.write(f.read() + "push@stealng 100000\n")
     d = os.path.join(tmp, "bad3")
@@ -191,19 +244,79 @@ def bad_input(sb, tmp):
     check(p.returncode == 2 and p.stderr.count("\n") == 1 and "unknown policy 'stealng'" in p.stderr
           and "valid policies are: serial, stealing" in p.stderr and not os.path.exists(d),
           f"bad input: unknown policy in NAME@POLICY ({p.returncode}: {p.stderr.strip()})")
+    # without its own line a policy would be charged the deque's bare push (0.6 ns, not 8 to 46)
+    with open(base_costs) as f, open(costs, "w") as g:
+        g.write("".join(ln for ln in f if not ln.startswith("push@stealing ")))
+    d = os.path.join(tmp, "bad4")
+    p = run(sb, base + ["--sim-costs", costs], d)
+    check(p.returncode == 2 and p.stderr.count("\n") == 1 and "push@stealing" in p.stderr
+          and "make calibrate" in p.stderr and not os.path.exists(d),
+          f"bad input: no push@stealing for a stealing run ({p.returncode}: {p.stderr.strip()})")
+
+
+def own_table(sb, tmp):
+    name = machine(sb)
+    path = os.path.realpath(os.path.join(SIM, f"costs-{name}.txt"))
+    d = os.path.join(tmp, "own")
+    p = run(sb, ["--policy", "fifo", "--workload", "micro", "-n", "1", "--set", "length=100"], d, costs=False)
+    if os.path.exists(path):
+        meta = json.load(open(os.path.join(d, "meta.json"))) if p.returncode == 0 else {}
+        used = os.path.realpath(meta.get("executor", {}).get("costs_file", ""))
+        check(p.returncode == 0 and used == path and meta.get("machine") == name,
+              f"table: this machine's {path} used and named ({p.returncode}: {used}, machine {meta.get('machine')})")
+    else:
+        check(p.returncode == 2 and p.stderr.count("\n") == 1 and f"costs-{name}.txt" in p.stderr
+              and "make calibrate" in p.stderr and not os.path.exists(d),
+              f"table: no table for {name} is an error naming it ({p.returncode}: {p.stderr.strip()})")
+
+
+def validate(sb, tmp):
+    here = os.path.dirname(os.path.abspath(__file__))
+    script = os.path.join(here, "..", "..", "scripts", "validate_sim.py")
+    d = os.path.join(tmp, "validate")
+    cmd = [sys.executable, script, "run", "--schedbed", sb, "--out", d, "--threads", "1", "--policies", "fifo",
+           "--cells", "tiny,wake", "--reps", "3", "--duration", "0.1", "--warmup", "0.02", "--allow-dirty",
+           "--sim-costs", os.path.relpath(table(sb), os.path.join(here, "..", ".."))]
+    p = subprocess.run(cmd, capture_output=True, text=True, cwd=os.path.join(here, "..", ".."))
+    check(p.returncode == 0, f"validate: the slice runs and reports ({p.returncode}"
+          + (f": {p.stderr.strip()[-400:]})" if p.returncode else ")"))
+    if p.returncode:
+        return
+    with open(os.path.join(d, "manifest.jsonl")) as f:
+        lines = [json.loads(x) for x in f]
+    ex = [ln["tags"]["executor"] for ln in lines]
+    check(ex == ["native"] * 6 + ["sim"] * 6 and all(("--sim-costs" in ln["args"]) == (e == "sim")
+                                                     for ln, e in zip(lines, ex)),
+          f"validate: 6 native runs, then 6 simulated ones naming the cost table ({ex})")
+    with open(os.path.join(d, "runs.csv")) as f:
+        rows = list(csv.DictReader(f))
+    with open(os.path.join(d, "cells.csv")) as f:
+        cells = {r["cell"]: r for r in csv.DictReader(f)}
+    for cell in ("tiny", "wake"):
+        med = {e: statistics.median(float(r["throughput"]) for r in rows if r["cell"] == cell and r["executor"] == e)
+               for e in ("native", "sim")}
+        want = 100 * (med["sim"] - med["native"]) / med["native"]
+        got = float(cells[cell]["err_throughput"]) if cell in cells else float("nan")
+        check(abs(got - want) < 0.01, f"validate: {cell}'s throughput error is the medians' ({got:.3f} against {want:.3f})")
+        ok = abs(want) <= 15
+        with open(os.path.join(d, "table.md")) as f:
+            row = [x for x in f if x.startswith(f"| {cell} | 1 | 1 |")]
+        check(len(row) == 1 and row[0].split("|")[4].strip() == ("1/1" if ok else "0/1"),
+              f"validate: table.md counts {cell} {'within' if ok else 'outside'} 15% ({row})")
 
 
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--schedbed", required=True)
     ap.add_argument("--only", choices=["determinism", "accounting", "agreement", "progress", "costs",
-                                           "bad_input"])
+                                           "bad_input", "table", "validate", "cold"])
     a = ap.parse_args()
     sb = os.path.abspath(a.schedbed)
     tmp = tempfile.mkdtemp(prefix="schedbed-sim-")
     try:
         for name, fn in (("determinism", determinism), ("accounting", accounting), ("agreement", agreement),
-                         ("progress", progress), ("costs", costs), ("bad_input", bad_input)):
+                         ("progress", progress), ("costs", costs), ("bad_input", bad_input), ("table", own_table),
+                         ("validate", validate), ("cold", cold)):
             if not a.only or a.only == name:
                 fn(sb, tmp)
     finally:
