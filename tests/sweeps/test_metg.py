@@ -12,6 +12,7 @@ import argparse
 import csv
 import json
 import os
+import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
