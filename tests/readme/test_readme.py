@@ -60,6 +60,15 @@ RUN = {
     "make ab": ("make -s ab; test $? = 2", "give both sides"),
     "build/release/schedbed": ("build/release/schedbed; test $? = 2", "valid commands are"),
     "schedbed list": ("build/release/schedbed list", "policies"),
+    "schedbed": ("build/release/schedbed; test $? = 2", "valid commands are"),
+    "schedbed host": ("build/release/schedbed host", lambda out: "\t" in out),
+    "schedbed list --machine": ("build/release/schedbed list --machine", ""),
+    "schedbed run --policy stealing --workload oltp --set rate=60000 --duration 2":
+        ("build/release/schedbed run --policy stealing --workload oltp --set rate=60000 --duration 2 --out {tmp}/ov; "
+         "test $? = 3", "fell behind"),
+    "make scale": ("make -s scale SCALE_ARGS='--workers 1 --cases tiny --policies serial --peers \"\" --reps 1 "
+                   f"--duration 0.05 --warmup 0.01' {DIRTY}", "Scaling on"),
+    "scripts/scale.py expand --help": ("scripts/scale.py expand --help", "--workers"),
     "schedbed list --params": ("build/release/schedbed list --params", "core\tthread_count"),
     "schedbed outputs": ("build/release/schedbed outputs", "summary.json"),
     "schedbed run": ("build/release/schedbed run; test $? = 2", "missing --policy"),
@@ -94,6 +103,20 @@ CHAINS = [
      "scripts/sweep.py collect results/mine", "scripts/experiments.py --report results/mine"],
 ]
 SKIP = {
+    "scripts/scale.py report DIR": "make scale runs it on the sweep it makes; tests/sweeps/test_scale.py too",
+    "make carry": "packs 40 MB of libraries (a minute of xz); test_scale.py's carry test runs carry.sh run",
+    "scripts/carry.sh run build/carry CMD...": "test_scale.py's test_carried_programs_name_their_commit runs it",
+    "scripts/carry.sh run build/carry /usr/bin/python3 scripts/scale.py expand --schedbed build/carry/bin/schedbed "
+    "--out results/scale-16": "the recipe for a machine make carry packed for; test_scale.py runs expand, sweep.py "
+                              "run and report on a slice, and carry.sh run",
+    "scripts/carry.sh run build/carry /usr/bin/python3 scripts/sweep.py run results/scale-16 --schedbed "
+    "build/carry/bin/schedbed": "as above",
+    "scripts/carry.sh run build/carry /usr/bin/python3 scripts/scale.py report results/scale-16": "as above",
+    "scripts/claims.py": "make claims, a step of make test, runs it",
+    "scripts/machines.py": "a module and a backfill tool: tests/sweeps/test_machines.py runs both",
+    "scripts/plot_run.py": "make bench and make plot run it; cli's plot tests too",
+    "schedbed run --policy serial --workload tiny --threads 2 --jobs 6000000 --warmup 0":
+        "the 6M-job measurement (20 s, 670 MiB); cli's past_rows_the_histogram_is_plotted runs the path at --rows 10",
     "make compare": "make compare WORKLOAD=oltp is the same command (oltp is the default workload)",
     "make test": "this test is one of its steps",
     "bash .ci/run": "runs make test, of which this test is a step",
