@@ -25,7 +25,7 @@ that writes the table (experiments.py), refused when the runs come from two mach
 form "csv:PATH?COL=VAL&COL=VAL#COLUMN" is a cell of a committed CSV that a script derived (METG,
 bench-core, validate-sim, capacity): the one row that matches; "#VALUE|LOW|HIGH|RUNS" names the
 columns of a figure with its interval, for the interval rule. "costs:NAME" is a line of the
-simulator's cost table, sim/costs.txt, in ns. "REF /N" is REF's figure and interval divided by N
+simulator's cost table PAPER.md quotes (COSTS), in ns. "REF /N" is REF's figure and interval divided by N
 (a capacity per worker). An entry's "mixed_machines"
 ({experiment: why}) lets those rows name more than one machine, and the run says so. Rows with no committed data to
 check carry "unchecked" and the reason, and are listed as such.
@@ -44,6 +44,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from sbcli import die  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+COSTS = os.path.join("sim", "costs-oxide-virtual-turin-like-2t.txt")  # the 2-core machine's table, §4.11
 UNITS = {"ns": 1, "us": 1e3, "µs": 1e3, "ms": 1e6, "s": 1e9, "k": 1e3, "M": 1e6, "x": 1, "%": 0.01, "": 1}
 NUMBER = re.compile(r"^\s*(-?[0-9][0-9,]*(?:\.([0-9]+))?)\s*(ns|us|µs|ms|s|k|M|x|%)?\s*$")
 
@@ -140,12 +141,12 @@ class Data:
         return (v[0], v[0], v[0], 1) if len(v) == 1 else (v[0], v[1], v[2], int(v[3]))
 
     def cost(self, name):
-        """A line of the simulator's cost table (sim/costs.txt: "NAME NS"), as (ns, ns, ns, 1)."""
+        """A line of the simulator's cost table (COSTS: "NAME NS"), as (ns, ns, ns, 1)."""
         if self.costs is None:
-            with open(os.path.join(ROOT, "sim", "costs.txt")) as f:
+            with open(os.path.join(ROOT, COSTS)) as f:
                 self.costs = dict(ln.split()[:2] for ln in f if ln.strip() and not ln.startswith("#"))
         if name not in self.costs:
-            raise Failed(f"costs:{name}: no such line in sim/costs.txt")
+            raise Failed(f"costs:{name}: no such line in {COSTS}")
         v = float(self.costs[name])
         return v, v, v, 1
 
