@@ -52,8 +52,9 @@ RUN = {
                   f"--width 2 --max-iterations 2' {DIRTY}", "METG"),
     "make reproduce": (f"make -s reproduce EXPERIMENTS=hybrid REPRODUCE_ARGS='--reps 1 {SHORT} --out {{tmp}}/rep' "
                        f"{DIRTY}", "vs-paper"),
-    "make validate-sim": ("make -s validate-sim VALIDATE_ARGS='--policies stealing --workloads tiny --duration 0.1 "
-                          "--out {tmp}/vs'", "stealing"),
+    "make validate-sim": ("make -s validate-sim VALIDATE_ARGS=\"--policies stealing --cells tiny --threads 1 --reps 3 "
+                          "--duration 0.05 --warmup 0.01 --sim-costs $(ls sim/costs-*.txt | head -n 1) "
+                          f"--out {{tmp}}/vs\" {DIRTY}", "cells.csv"),
     "make bench-core": ("make -s bench-core BENCH_CORE_ARGS='--reps 5 --fib 16 --chain 1000 --no-callgrind "
                         "--out {tmp}/bc'", "fib"),
     "make fuzz": ("make -s fuzz FUZZ_COUNT=3", ""),
