@@ -174,11 +174,12 @@ Test(cli, run_gnuplot_script_draws, .timeout = 120)
 	cr_assert_eq(o->status, 0, "gnuplot (dumb): exit %d, stderr: %s", o->status, o->err);
 	cr_expect(strstr(o->out, "latency CDF") && strstr(o->out, "chain"), "the CDF and its class in the terminal: %s",
 		  o->out);
-	/* the curve is drawn: the class's mark (the first class's letter, A) appears beyond the legend */
+	/* the curve is drawn: the class's mark (the first class's letter, A) appears beyond the legend,
+	 * at several points (jobs of like latency share a character cell: how many cells varies) */
 	size_t marks = 0;
 	for (const char *s = o->out; *s; s++)
 		marks += *s == 'A';
-	cr_expect(marks > 10, "the CDF has a curve (%zu marks): %s", marks, o->out);
+	cr_expect(marks > 3, "the CDF has a curve (%zu marks): %s", marks, o->out);
 	cr_expect(o->err[0] == 0, "gnuplot says nothing on stderr: %s", o->err);
 	char *png[] = { "/usr/bin/gnuplot", gp, NULL };
 	run_in(dir, png, o);
