@@ -66,7 +66,8 @@ const char *const sb_counter_help[SB_NR_COUNTERS] = {
 	[SB_C_SUSPEND_NS] = "ns suspended (workers only)",
 	[SB_C_WAKE_NS] = "ns from a waker claiming this sleeping worker to the worker running again, summed over "
 			 "woken (workers only; over woken: the mean wake-up latency)",
-	[SB_C_SWEEP_NS] = "ns inside steal sweeps, found something or not (workers only)",
+	[SB_C_SWEEP_NS] = "ns inside steal sweeps, found something or not (workers only; every 16th sweep timed and "
+			  "counted 16 times, an estimate)",
 	[SB_C_LOCK_WAITS] = "times this thread found one of the core's shared locks (task depot, queue segment pool) taken",
 	[SB_C_LOCK_NS] = "ns this thread waited for those locks",
 	[SB_C_IDLE_YIELD] = "times the worker, out of work, gave its CPU away because the policy said its wait needs another "
