@@ -30,6 +30,7 @@ import tempfile
 import time
 
 from bench_core import machine
+from sweep import tree_state
 from sbresults import policy_names
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -51,12 +52,11 @@ def sockets():
 
 
 def git_sha(out):
-    """The commit measured, +changes when tracked files other than the cost file differ from it."""
-    p = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short=12", "HEAD"], capture_output=True, text=True)
-    dirty = subprocess.run(["git", "-C", ROOT, "status", "--porcelain", "--untracked-files=no", "--", ".",
-                            ":!" + os.path.relpath(os.path.abspath(out), ROOT)], capture_output=True,
-                           text=True).stdout.strip()
-    return (p.stdout.strip() or "unknown") + ("+changes" if dirty else "")
+    """The commit measured, +changes when files other than the cost file differ from it (the sweep
+    runner's reading of the tree, so a carried build without git names its packed commit)."""
+    sha, changed = tree_state()
+    mine = os.path.relpath(os.path.abspath(out), ROOT)
+    return (sha[:12] if sha else "unknown") + ("+changes" if [f for f in changed if f != mine] else "")
 
 
 def previous(path):
