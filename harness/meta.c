@@ -48,17 +48,18 @@ static void first_line(const char *cmd, char *buf, size_t len, bool *any)
 static void git_facts(struct bench_host *h)
 {
 	bool any;
-	/* the path goes through the environment so that no quoting of it is needed */
-	setenv("SCHEDBED_SRCDIR", SB_SRCDIR, 1);
-	first_line("git -C \"$SCHEDBED_SRCDIR\" rev-parse HEAD 2>/dev/null", h->git_sha, sizeof h->git_sha, &any);
-	/* No git here (a machine the programs were carried to: scripts/carry.sh): the commit the
-	 * carried programs were built from, which carry.sh recorded when it packed them */
+	/* Programs carried to another machine (scripts/carry.sh run) name the commit they were built
+	 * from, recorded when they were packed: that is the code measured, whatever checkout (or stale
+	 * copy of one) they run beside, so it wins over asking git here */
 	const char *sha = getenv("SCHEDBED_SOURCE_SHA"), *dirty = getenv("SCHEDBED_SOURCE_DIRTY");
-	if (!h->git_sha[0] && sha && *sha) {
+	if (sha && *sha) {
 		snprintf(h->git_sha, sizeof h->git_sha, "%s", sha);
 		h->git_dirty = !dirty || strcmp(dirty, "0") != 0;
 		return;
 	}
+	/* the path goes through the environment so that no quoting of it is needed */
+	setenv("SCHEDBED_SRCDIR", SB_SRCDIR, 1);
+	first_line("git -C \"$SCHEDBED_SRCDIR\" rev-parse HEAD 2>/dev/null", h->git_sha, sizeof h->git_sha, &any);
 	if (!h->git_sha[0]) {
 		snprintf(h->git_sha, sizeof h->git_sha, "unknown");
 		h->git_dirty = -1;

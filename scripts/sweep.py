@@ -80,6 +80,12 @@ def tree_state(tree=TREE):
     """(sha, changed): HEAD of the tree and the files that differ from it (tracked changes and
     untracked files git does not ignore: either can change what is built). sha is None when the
     tree is not a git checkout."""
+    sha = os.environ.get("SCHEDBED_SOURCE_SHA")
+    if sha:
+        # programs carried from a checkout (scripts/carry.sh run) name the commit they were built from,
+        # and a carried tree is clean only if it was packed clean: that is the code that runs, whatever
+        # copy of a checkout (a stale .git, say) lies beside it
+        return sha, [] if os.environ.get("SCHEDBED_SOURCE_DIRTY") == "0" else ["(packed from a dirty tree)"]
     try:
         head = subprocess.run(["git", "-C", tree, "rev-parse", "HEAD"], capture_output=True, text=True)
         st = subprocess.run(["git", "--no-optional-locks", "-C", tree, "status", "--porcelain"],
@@ -87,11 +93,7 @@ def tree_state(tree=TREE):
     except OSError:
         head = st = None
     if head is None or head.returncode != 0 or st.returncode != 0:
-        # no git here: programs carried from a checkout name the commit they were built from
-        # (scripts/carry.sh), and a carried tree is clean only if it was packed clean
-        sha = os.environ.get("SCHEDBED_SOURCE_SHA")
-        return (sha, [] if os.environ.get("SCHEDBED_SOURCE_DIRTY") == "0" else ["(packed from a dirty tree)"]) \
-            if sha else (None, [])
+        return None, []
     return head.stdout.strip(), [ln[3:] for ln in st.stdout.splitlines() if ln.strip()]
 
 

@@ -108,22 +108,24 @@ def test_slice_end_to_end(tmp):
 
 
 def test_carried_programs_name_their_commit(tmp):
-    """Where git is missing (programs carried to another machine), schedbed's meta.json and the
-    sweep runner take the commit carry.sh recorded, clean or dirty as it was packed; with no record
-    the result says its commit is unknown, and the runner refuses it."""
+    """Programs carried to another machine: schedbed's meta.json and the sweep runner take the
+    commit carry.sh recorded, clean or dirty as it was packed, where git is missing and also where
+    git answers for a checkout beside them (a copy of one can be stale: the packed commit is the
+    code that runs); with no record and no git the result says its commit is unknown."""
     carry = os.path.join(tmp, "carry")
     os.makedirs(os.path.join(carry, "lib"))
-    for dirty in ("0", "1"):
+    for dirty, path in (("0", ["PATH=/nonexistent"]), ("1", ["PATH=/nonexistent"]), ("0", [])):
         with open(os.path.join(carry, "SOURCE"), "w") as f:
             f.write(f"SCHEDBED_SOURCE_SHA=0123456789abcdef0123456789abcdef01234567\nSCHEDBED_SOURCE_DIRTY={dirty}\n")
-        out = os.path.join(tmp, "run" + dirty)
-        p = subprocess.run([os.path.join(ROOT, "scripts", "carry.sh"), "run", carry, "/usr/bin/env", "PATH=/nonexistent",
+        out = os.path.join(tmp, "run" + dirty + str(len(path)))
+        p = subprocess.run([os.path.join(ROOT, "scripts", "carry.sh"), "run", carry, "/usr/bin/env", *path,
                             SCHEDBED, "run", "--policy", "serial", "--workload", "tiny", "--threads", "1", "--jobs", "20",
                             "-q", "-o", out], capture_output=True, text=True, timeout=60)
         assert p.returncode == 0, p.stderr
         git = json.load(open(os.path.join(out, "meta.json")))["git"]
         assert git == {"sha": "0123456789abcdef0123456789abcdef01234567", "dirty": dirty == "1"}, git
-        probe = ("import sys; sys.path.insert(0, 'scripts'); import sweep; print(sweep.tree_state('/nonexistent-tree'))")
+        tree = "'/nonexistent-tree'" if path else "sweep.TREE"  # no checkout, or this one (at another commit)
+        probe = f"import sys; sys.path.insert(0, 'scripts'); import sweep; print(sweep.tree_state({tree}))"
         p = subprocess.run([os.path.join(ROOT, "scripts", "carry.sh"), "run", carry, "/usr/bin/python3", "-c", probe],
                            capture_output=True, text=True, timeout=60, cwd=ROOT)
         assert p.returncode == 0 and "0123456789abcdef" in p.stdout and ("[]" in p.stdout) == (dirty == "0"), p.stdout
