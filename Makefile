@@ -214,10 +214,11 @@ layers:
 	$(PYTHON) scripts/layers.py
 
 ## sweep-test  manifests, the local runner and collect, METG's and the scaling sweep through them, the A/B verdict (tests/sweeps/), then a real single-node Slurm running a manifest as a job array
-sweep-test: deps $(B)/release/schedbed $(B)/release/patterns_tbb $(B)/release/peers_tbb
+sweep-test: deps $(B)/release/schedbed $(B)/release/patterns_tbb $(B)/release/peers_tbb $(B)/release/peers_omp
 	$(PYTHON) tests/sweeps/test_sweep.py --schedbed $(B)/release/schedbed
 	$(PYTHON) tests/sweeps/test_metg.py --schedbed $(B)/release/schedbed
 	$(PYTHON) tests/sweeps/test_scale.py --schedbed $(B)/release/schedbed
+	$(PYTHON) tests/sweeps/test_targets.py --schedbed $(B)/release/schedbed
 	$(PYTHON) tests/sweeps/test_ab.py --schedbed $(B)/release/schedbed
 	$(PYTHON) tests/sweeps/test_machines.py --schedbed $(B)/release/schedbed
 	$(PYTHON) tests/sweeps/test_claims.py

@@ -114,6 +114,9 @@ SKIP = {
     "build/carry/bin/schedbed": "as above",
     "scripts/carry.sh run build/carry /usr/bin/python3 scripts/scale.py report results/scale-16": "as above",
     "scripts/claims.py": "make claims, a step of make test, runs it",
+    "scripts/targets.sh OUT REPS OLD_SCHEDBED": "a many-core benchmark of two builds (minutes on 16 cores); "
+                                               "tests/sweeps/test_targets.py runs it on a slice",
+    "scripts/targets.py OUT": "tests/sweeps/test_targets.py runs it on the slice's runs",
     "scripts/machines.py": "a module and a backfill tool: tests/sweeps/test_machines.py runs both",
     "scripts/plot_run.py": "make bench and make plot run it; cli's plot tests too",
     "schedbed run --policy serial --workload tiny --threads 2 --jobs 6000000 --warmup 0":
