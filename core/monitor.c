@@ -13,7 +13,8 @@
  *               fork-join running its own newest tasks first);
  *   STALL       a worker's queue has held runnable work longer than the limit while that
  *               worker rests (idle or suspended) and takes none of it, or the shared queues
- *               have while a worker rests and no task starts anywhere: the shape of a lost
+ *               have while a worker rests and no task starts anywhere (a task dropped from
+ *               a cancelled job counts as started: it left its queue): the shape of a lost
  *               wake-up.
  * The age of queued work comes from age buckets: every placement into a queue counts in the
  * placing thread's slot for (time / step, job class) and every start counts back in the same

@@ -95,7 +95,7 @@ enum { SB_SLOW_CHECK = 1, SB_SLOW_TRACE = 2, SB_SLOW_MONITOR = 4, SB_SLOW_CHAOS 
 struct sb_worker {
 	/* --- shared: other threads read and write these --- */
 	_Alignas(SB_CACHELINE) _Atomic uint32_t state; /* futex word; enum sb_worker_state */
-	_Atomic uint64_t run_seq;   /* tasks started (monitor: is the same task still running?) */
+	_Atomic uint64_t run_seq;   /* tasks started or dropped (monitor: same task still running?) */
 	_Atomic uint32_t yield_req; /* monitor -> task: please yield */
 	_Atomic uint32_t idle;      /* 1 while the worker finds nothing (watchdog) */
 	_Atomic uint64_t nap_until; /* while it sleeps between polls: when the nap ends, else 0 */

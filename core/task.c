@@ -423,6 +423,15 @@ static SB_COLD void drop(struct sb_thread *tc, struct sb_task *t)
 {
 	struct sb_job *j = t->job;
 	sb_count(tc, SB_C_DROPPED, 1);
+	/* A drop takes a task off its queue as a start does, and its age bucket already counts it
+	 * started (run_slow): the watchdog's run sequence must count it too, or draining a
+	 * cancelled backlog through a slow pop (global's claim lock: 2 ms a task) reads as no task
+	 * taken anywhere, a STALL. relaxed: as in run_slow, the monitor only compares values. */
+	if (tc->worker >= 0) {
+		struct sb_worker *w = &tc->rt->w[tc->worker];
+		atomic_store_explicit(&w->run_seq, atomic_load_explicit(&w->run_seq, memory_order_relaxed) + 1,
+				      memory_order_relaxed);
+	}
 	/* a stop in CANCEL mode drops tasks of jobs nobody cancelled: their callbacks must say so */
 	atomic_fetch_or_explicit(&j->flags, SB_JF_CANCELLED, memory_order_relaxed);
 	if (t->flags & SB_TF_BOUND)

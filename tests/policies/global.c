@@ -270,6 +270,23 @@ Test(global, claim_lock_batch_takes_one_round_per_batch, .timeout = 30)
 	t_done(rt);
 }
 
+/* Both workers of a two-worker runtime held, by gates 0 and 1; and let go again. */
+static void hold_two(struct sb_rt *rt, struct jspec in, struct sb_job **g0, struct sb_job **g1)
+{
+	*g0 = submit_gate(rt, in, 0, -1);
+	*g1 = submit_gate(rt, in, 1, -1);
+	wait_started(rt, 0);
+	wait_started(rt, 1);
+}
+
+static void release_two(struct sb_rt *rt, struct sb_job *g0, struct sb_job *g1)
+{
+	atomic_store(&gate_open[0], 1);
+	atomic_store(&gate_open[1], 1);
+	wait_put(rt, g0);
+	wait_put(rt, g1);
+}
+
 /*
  * A worker that finds the lock taken while tasks are queued waits for it instead of
  * suspending, yielding its CPU between tries: both workers are held by gates while 40 jobs queue, then released. With 500 µs
@@ -284,16 +301,12 @@ Test(global, claim_lock_waiter_stays_awake, .timeout = 60)
 	struct sb_rt *rt = t_rt("global", 2, sets);
 	sb_thread_attach(rt);
 	struct jspec in = { .teardown = SB_TEARDOWN_INPLACE };
-	struct sb_job *g0 = submit_gate(rt, in, 0, -1), *g1 = submit_gate(rt, in, 1, -1);
-	wait_started(rt, 0);
-	wait_started(rt, 1);
+	struct sb_job *g0, *g1;
+	hold_two(rt, in, &g0, &g1);
 	struct sb_job *jobs[40];
 	for (unsigned k = 0; k < 40; k++)
 		jobs[k] = submit(rt, in, tagged, k, 0);
-	atomic_store(&gate_open[0], 1);
-	atomic_store(&gate_open[1], 1);
-	wait_put(rt, g0);
-	wait_put(rt, g1);
+	release_two(rt, g0, g1);
 	for (unsigned k = 0; k < 40; k++)
 		wait_put(rt, jobs[k]);
 	sb_rt_stop(rt, SB_STOP_DRAIN);
@@ -311,6 +324,44 @@ Test(global, claim_lock_waiter_stays_awake, .timeout = 60)
 	 * its core starved the holder whenever workers outnumbered cores (24 workers on 2 cores took
 	 * 81 s to drop 1,056 cancelled tasks through 1 ms claims) */
 	cr_assert_gt(yields, 0, "a waiter that found the lock taken yielded between tries");
+	sb_thread_detach();
+	t_done(rt);
+}
+
+#define CD_JOBS 300
+
+/*
+ * A cancelled backlog drains through the claim lock: both workers are held by gates while 300
+ * one-task jobs queue, every job is cancelled, then the gates open. Each queued task still
+ * costs a 2 ms lock round before it surfaces and is dropped, so the drain takes 600 ms or more,
+ * with no task body starting meanwhile; the watchdog (a 100 ms limit here) must read the drops
+ * as the queue being taken, not as a stall. This is how an overloaded run ends (the jobs still
+ * pending after the drain are cancelled): fuzzing saw it fail as a STALL. Every task is dropped
+ * once and none runs.
+ */
+Test(global, claim_lock_cancelled_backlog_drains_without_stall, .timeout = 60)
+{
+	static const char *const sets[] = { "claim_lock_ns=2000000", "stall_limit=100", NULL };
+	atomic_store(&log_n, 0);
+	gates_reset();
+	struct sb_rt *rt = t_rt("global", 2, sets);
+	sb_thread_attach(rt);
+	struct jspec in = { .teardown = SB_TEARDOWN_INPLACE };
+	struct sb_job *g0, *g1;
+	hold_two(rt, in, &g0, &g1);
+	static struct sb_job *jobs[CD_JOBS];
+	for (unsigned k = 0; k < CD_JOBS; k++) {
+		jobs[k] = submit(rt, in, tagged, k, 0);
+		sb_job_cancel(jobs[k]);
+	}
+	release_two(rt, g0, g1);
+	for (unsigned k = 0; k < CD_JOBS; k++)
+		wait_put(rt, jobs[k]);
+	sb_rt_stop(rt, SB_STOP_DRAIN);
+	cr_assert_null(sb_rt_failure(rt), "runtime failure: %s", sb_rt_failure(rt) ? sb_rt_failure(rt) : "");
+	cr_assert_eq(atomic_load(&log_n), 0, "a cancelled task ran");
+	cr_assert_eq(core_count(rt, SB_C_DROPPED, false), CD_JOBS, "every cancelled task was dropped once");
+	cr_assert_eq(t_policy_stat(rt, "tasks_claimed"), 2 + CD_JOBS);
 	sb_thread_detach();
 	t_done(rt);
 }
