@@ -233,9 +233,11 @@ const char *sb_exec_name(void);
  * policies: the NULL-terminated names a "NAME@POLICY" line may use (the core does not know the
  * registry), so that a misspelt policy is an error rather than a cost never charged.
  * policy: the one this run uses; its per-task cost (push@POLICY) must be in the table.
+ * cores: the simulated machine's cores, which every actor's work shares (more busy actors than
+ * cores run slower, as threads do on an oversubscribed machine); 0 gives every actor a core.
  * Returns body's result, or -EINVAL with err set when the cost file is unusable. */
-int sb_sim_run(const char *costs_path, const char *const *policies, const char *policy, int (*body)(void *),
-	       void *arg, char *err, size_t errlen);
+int sb_sim_run(const char *costs_path, unsigned cores, const char *const *policies, const char *policy,
+	       int (*body)(void *), void *arg, char *err, size_t errlen);
 /* After sb_sim_run: the platform and the cost table it used, for meta.json. */
 const char *sb_sim_platform(void);
 double sb_sim_cost(enum sb_cost c);

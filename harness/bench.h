@@ -41,6 +41,7 @@ struct bench_params {
 	double drain;        /* s pending jobs may take after the window before they are cancelled */
 	double max_lag;      /* s open-loop clients may fall behind their arrivals before the run is overloaded */
 	int64_t rows;        /* most jobs of the window written as rows (jobs.csv.gz); past it, none */
+	int64_t sim_cores;   /* --executor sim: the simulated machine's cores, shared; 0 = one per thread */
 };
 extern const struct sb_param bench_param_table[];
 

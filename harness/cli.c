@@ -30,6 +30,7 @@ const struct sb_param bench_param_table[] = {
 	SB_PARAM_DOUBLE(P, drain, 5, 0, 3600, "seconds jobs still pending after the window may take; then they are cancelled (unfinished)"),
 	SB_PARAM_DOUBLE(P, max_lag, 1, 0.000001, 86400, "seconds open-loop clients may fall behind their arrivals; more makes the run overloaded"),
 	SB_PARAM_INT(P, rows, 1000000, 0, 1000000000000, "most jobs of the window written as rows to jobs.csv.gz; past it only latency-hist.json.gz"),
+	SB_PARAM_INT(P, sim_cores, 0, 0, 4096, "--executor sim: cores of the simulated machine, shared by every thread (0: a core per thread)"),
 	SB_PARAM_END,
 };
 #undef P
@@ -74,6 +75,9 @@ void bench_usage_run(FILE *f)
 	      "      --executor E       native (threads on this machine) or sim (SimGrid: virtual time,\n"
 	      "                         any number of workers; deterministic)\n"
 	      "      --sim-costs FILE   the simulator's cost table (default: sim/costs-MACHINE.txt, this machine's)\n"
+	      "      --sim-cores N      the simulated machine has N cores that every thread (workers, clients)\n"
+	      "                         shares, as on a machine with fewer cores than threads (default 0:\n"
+	      "                         a core per thread)\n"
 	      "      --dry-run          check the command line and every parameter, run nothing\n"
 	      "  -q, --quiet            no progress lines\n"
 	      "  -h, --help             this text\n"
@@ -87,7 +91,7 @@ void bench_usage_run(FILE *f)
 	      f);
 }
 
-enum { O_WARMUP = 256, O_SEED, O_TRACE, O_TRACE_LIMIT, O_CHECK, O_CHAOS, O_DRAIN, O_DRY_RUN, O_EXECUTOR, O_SIM_COSTS, O_MAX_LAG, O_ROWS };
+enum { O_WARMUP = 256, O_SEED, O_TRACE, O_TRACE_LIMIT, O_CHECK, O_CHAOS, O_DRAIN, O_DRY_RUN, O_EXECUTOR, O_SIM_COSTS, O_MAX_LAG, O_ROWS, O_SIM_CORES };
 
 static const struct option run_options[] = {
 	{ "policy", required_argument, NULL, 'p' },
@@ -101,6 +105,7 @@ static const struct option run_options[] = {
 	{ "dry-run", no_argument, NULL, O_DRY_RUN },
 	{ "max-lag", required_argument, NULL, O_MAX_LAG },
 	{ "rows", required_argument, NULL, O_ROWS },
+	{ "sim-cores", required_argument, NULL, O_SIM_CORES },
 	{ "set", required_argument, NULL, 's' },
 	{ "out", required_argument, NULL, 'o' },
 	{ "trace", no_argument, NULL, O_TRACE },
@@ -344,6 +349,7 @@ static int parse_argv(int argc, char **argv, struct bench_opts *o, const char **
 		case O_DRAIN: set[(*nset)++] = SETTING(T_HARNESS, "--drain", "drain", optarg); break;
 		case O_MAX_LAG: set[(*nset)++] = SETTING(T_HARNESS, "--max-lag", "max_lag", optarg); break;
 		case O_ROWS: set[(*nset)++] = SETTING(T_HARNESS, "--rows", "rows", optarg); break;
+		case O_SIM_CORES: set[(*nset)++] = SETTING(T_HARNESS, "--sim-cores", "sim_cores", optarg); break;
 		case O_DRY_RUN: o->dry_run = true; break;
 		case O_TRACE_LIMIT:
 			set[(*nset)++] = SETTING(T_HARNESS, "--trace-limit", "trace_limit", optarg);
@@ -443,6 +449,11 @@ int bench_parse_run(int argc, char **argv, struct bench_opts *o)
 		rc = resolve_choices(o, policy, workload);
 	if (rc == 0)
 		rc = apply_settings(o, set, nset);
+	if (rc == 0 && o->p.sim_cores && strcmp(o->executor, "sim") != 0) {
+		/* a native run has the machine's own cores: accepting it would promise a sharing that never happens */
+		bench_error("--sim-cores applies to --executor sim only");
+		rc = BENCH_EXIT_USAGE;
+	}
 	free(set);
 	if (rc != 0)
 		bench_opts_free(o);

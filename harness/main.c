@@ -233,7 +233,7 @@ int main(int argc, char **argv)
 				}
 				o.sim_costs = path;
 			}
-			rc = sb_sim_run(o.sim_costs, names, o.policy->name, run_body, &o, err, sizeof err);
+			rc = sb_sim_run(o.sim_costs, (unsigned)o.p.sim_cores, names, o.policy->name, run_body, &o, err, sizeof err);
 			if (rc < 0) {
 				bench_error("%s", err);
 				rc = BENCH_EXIT_USAGE;

@@ -8,8 +8,12 @@
  * exact in a double up to about 100 simulated days).
  *
  * The platform is one host with as many cores as actors, so every actor has a core of its own
- * (work is a delay of its length, as on an idle machine); sockets come from the runtime's
- * hwloc topology (sb_exec_topology) and only price cache-line transfers.
+ * (work is a delay of its length, as on an idle machine), unless the run names the machine's
+ * cores (sb_sim_run's cores, --sim-cores): then work is an execution on a host of that many
+ * cores, which SimGrid shares among the actors executing at once, so that more busy threads than
+ * cores (clients beside workers, spinning workers beside the clients that feed them) slow each
+ * other down as on a real machine. Parked and sleeping actors take no core either way. Sockets
+ * come from the runtime's hwloc topology (sb_exec_topology) and only price cache-line transfers.
  *
  * What the simulation cannot show by itself, it charges (sb_exec_charge, from the cost file):
  * policy calls, the core's per-task overhead, wake-ups and parks, spin iterations and yields
@@ -81,6 +85,7 @@ struct sim_state {
 	uint64_t pushes = 0;
 	std::vector<unsigned> socket;
 	sg4::Host *host = nullptr;
+	unsigned cores = 0; /* 0: a core per actor (work is a delay); else work shares this many */
 	double busy = 0; /* simulated CPU time: every ns spent, none slept or parked */
 };
 
@@ -111,6 +116,19 @@ void sleep_ns(double ns)
 	switch_in(a);
 }
 
+/* CPU time: a delay on a core of its own, or an execution on the shared cores (the host runs one
+ * flop per simulated ns per core) */
+void busy_ns(double ns)
+{
+	if (!S.cores) {
+		sleep_ns(ns);
+		return;
+	}
+	actor_state *a = switch_out();
+	sg4::this_actor::execute(ns);
+	switch_in(a);
+}
+
 /* Costs are owed, then paid with the next piece of work or wait in one sleep: a simcall per
  * task rather than one per charge, which is what lets a million tasks simulate in seconds.
  * An actor's operations then happen at the start of the stretch they pay for; spin iterations
@@ -121,7 +139,7 @@ void spend(actor_state *a, double ns)
 	a->debt = 0;
 	if (d > 0) {
 		S.busy += d;
-		sleep_ns(d);
+		busy_ns(d);
 	}
 }
 
@@ -279,8 +297,11 @@ void topology(unsigned n, const unsigned *socket, const char *policy)
 	for (unsigned i = 0; i < n; i++)
 		nsock = socket[i] + 1 > nsock ? socket[i] + 1 : nsock;
 	char buf[256];
-	snprintf(buf, sizeof buf, "SimGrid %d.%d: one host, a core per actor, %u workers on %u socket%s", SIMGRID_VERSION_MAJOR,
-		 SIMGRID_VERSION_MINOR, n, nsock, nsock == 1 ? "" : "s");
+	char cores[64] = "a core per actor";
+	if (S.cores)
+		snprintf(cores, sizeof cores, "%u cores shared by every actor", S.cores);
+	snprintf(buf, sizeof buf, "SimGrid %d.%d: one host, %s, %u workers on %u socket%s", SIMGRID_VERSION_MAJOR,
+		 SIMGRID_VERSION_MINOR, cores, n, nsock, nsock == 1 ? "" : "s");
 	S.platform = buf;
 }
 
@@ -397,7 +418,7 @@ int load_costs(const char *path, const char *const *policies, const char *policy
 
 } // namespace
 
-extern "C" int sb_sim_run(const char *costs_path, const char *const *policies, const char *policy,
+extern "C" int sb_sim_run(const char *costs_path, unsigned cores, const char *const *policies, const char *policy,
 			  int (*body)(void *), void *arg, char *err, size_t errlen)
 {
 	int rc = load_costs(costs_path, policies, policy, err, errlen);
@@ -407,12 +428,15 @@ extern "C" int sb_sim_run(const char *costs_path, const char *const *policies, c
 	char *argv[] = { prog, quiet, nullptr };
 	int argc = 2;
 	sg4::Engine e(&argc, argv);
-	/* one host, cores enough for any number of actors (work never competes for a core) */
+	/* one host: cores enough for any number of actors (work never competes for a core), or the
+	 * machine's cores, shared */
+	S.cores = cores;
 	auto *zone = sg4::create_full_zone("machine");
 	S.host = zone->create_host("cpu", 1.0);
-	S.host->set_core_count(4096);
+	S.host->set_core_count(cores ? (int)cores : 4096);
 	zone->seal();
-	S.platform = "SimGrid: one host, a core per actor";
+	S.platform = cores ? "SimGrid: one host, " + std::to_string(cores) + " cores shared by every actor"
+			   : "SimGrid: one host, a core per actor";
 	/* the actors share this OS thread: urcu sees one reader, registered once */
 	urcu_memb_register_thread();
 	auto *first = new actor_state;

@@ -666,6 +666,10 @@ static void check_scope(const char *dir, const struct lparam *ps, size_t n, cons
 				*c = *c == '_' ? '-' : *c;
 			argv[a++] = opt;
 			argv[a++] = (char *)v;
+			if (!strncmp(ps[i].name, "sim_", 4)) { /* the simulator's options apply to its runs only */
+				argv[a++] = "--executor";
+				argv[a++] = "sim";
+			}
 			argv[a] = NULL;
 			run_in(dir, argv, o);
 			cr_expect_eq(o->status, 0, "listed %s value '%s' of run option %s refused: %s",

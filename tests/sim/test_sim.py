@@ -305,18 +305,51 @@ def validate(sb, tmp):
               f"validate: table.md counts {cell} {'within' if ok else 'outside'} 15% ({row})")
 
 
+def shared_cores(sb, tmp):
+    """--sim-cores N: every actor's work shares N cores, so 8 workers on 2 shared cores do what 2
+    workers do (fork-join LIFO keeps every worker busy), while without it they do 4 times as much;
+    the platform says which; a native run refuses the option."""
+    base = ["--policy", "stealing", "--workload", "forkjoin", "--set", "local_order=lifo", "--duration", "0.01",
+            "--warmup", "0.002", "--rows", "0"]
+    rate = {}
+    for name, extra in (("2w", ["--threads", "2"]), ("8w", ["--threads", "8"]),
+                        ("8w-2c", ["--threads", "8", "--sim-cores", "2"]), ("8w-2c-again", ["--threads", "8", "--sim-cores", "2"])):
+        d = os.path.join(tmp, "shared-" + name)
+        p = run(sb, base + extra, d)
+        check(p.returncode == 0, f"shared cores {name}: exits 0 ({p.returncode}: {p.stderr.strip()[:300]})")
+        rate[name] = summary(d)["tasks_per_s"] if p.returncode == 0 else float("nan")
+        if name == "8w-2c" and p.returncode == 0:
+            with open(os.path.join(d, "meta.json")) as f:
+                plat = json.load(f)["executor"]["platform"]
+            check("2 cores shared by every actor" in plat, f"shared cores: the platform says so ({plat})")
+            check(summary(d)["cpu"]["window_cores"] <= 2.05, f"shared cores: at most 2 cores used "
+                  f"({summary(d)['cpu']['window_cores']:.2f})")
+    check(abs(rate["8w-2c"] / rate["2w"] - 1) < 0.15,
+          f"shared cores: 8 workers on 2 cores run as 2 workers do ({rate['8w-2c']:.3g} against {rate['2w']:.3g} tasks/s)")
+    check(rate["8w"] > 3 * rate["2w"], f"shared cores: without the option 8 workers run 4 times as much "
+          f"({rate['8w']:.3g} against {rate['2w']:.3g})")
+    check(rate["8w-2c"] == rate["8w-2c-again"], "shared cores: deterministic")
+    d = os.path.join(tmp, "shared-native")
+    p = run(sb, base + ["--threads", "2", "--sim-cores", "2"], d, executor="native")
+    check(p.returncode == 2 and p.stderr.count("\n") == 1 and "--executor sim" in p.stderr and not os.path.exists(d),
+          f"shared cores: a native run refuses --sim-cores ({p.returncode}: {p.stderr.strip()})")
+    p = run(sb, base + ["--threads", "2", "--sim-cores", "-1"], d)
+    check(p.returncode == 2 and "0..4096" in p.stderr and not os.path.exists(d),
+          f"shared cores: a count out of range names the range ({p.returncode}: {p.stderr.strip()})")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--schedbed", required=True)
     ap.add_argument("--only", choices=["determinism", "accounting", "agreement", "progress", "costs",
-                                           "bad_input", "table", "validate", "cold"])
+                                           "bad_input", "table", "validate", "cold", "shared_cores"])
     a = ap.parse_args()
     sb = os.path.abspath(a.schedbed)
     tmp = tempfile.mkdtemp(prefix="schedbed-sim-")
     try:
         for name, fn in (("determinism", determinism), ("accounting", accounting), ("agreement", agreement),
                          ("progress", progress), ("costs", costs), ("bad_input", bad_input), ("table", own_table),
-                         ("validate", validate), ("cold", cold)):
+                         ("validate", validate), ("cold", cold), ("shared_cores", shared_cores)):
             if not a.only or a.only == name:
                 fn(sb, tmp)
     finally:
