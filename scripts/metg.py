@@ -59,7 +59,8 @@ import time
 import numpy as np
 
 from sbresults import PROG, die, job_latencies, load_json, plt, policy_names, save, split_list
-from sweep import DEFAULT_SCHEDBED, line_state, read_manifest, write_manifest
+from sbdesc import read_manifest, write_manifest
+from sbrun import DEFAULT_SCHEDBED, line_state
 import machines
 
 HERE = os.path.dirname(os.path.abspath(__file__))
