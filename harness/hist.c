@@ -5,7 +5,7 @@
  * A run of millions of jobs would write hundreds of MB of rows (jobs.csv.gz) that the plots then
  * read back whole; this file holds what they draw (every percentile of every class within 1/64,
  * throughput over time) in a few KB. Its format is the one the sweep runner's scripts read
- * (scripts/sweep.py: read_histogram, hist_pairs, hist_percentile): exact below 2^7 ns, above it
+ * (scripts/sbhist.py: read_histogram, hist_pairs, hist_percentile): exact below 2^7 ns, above it
  * each power of two cut into 64 buckets; bucket i < 128 holds latency i, above it
  * [(i - 64 s) << s, + 2^s) with s = i / 64 - 1, so consecutive buckets have consecutive numbers
  * and are stored as the first occupied one, the gaps between occupied ones and their counts.

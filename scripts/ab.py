@@ -22,7 +22,9 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import sbverdict  # noqa: E402
-import sweep  # noqa: E402
+import sbdesc  # noqa: E402
+import sbrun  # noqa: E402
+import sbtree  # noqa: E402
 from sbcli import die, fmt_ns, run_seconds  # noqa: E402
 
 MIN_REPS = 5  # the study's rule: fewer repetitions give a median no interval worth stating
@@ -50,10 +52,10 @@ def announce(lines):
 
 def load(root):
     """{side: [run]} from the manifest's finished lines; dies naming any line that is not."""
-    lines = sweep.read_manifest(root)
+    lines = sbdesc.read_manifest(root)
     sides = {}
     for ln in lines:
-        state, why = sweep.line_state(root, ln)
+        state, why = sbrun.line_state(root, ln)
         if state != "done":
             die(f"{ln['id']} is {state}: {why} (resume with: scripts/sweep.py run {root} --retry-failed)", 1)
         d = os.path.join(root, ln["out"])
@@ -93,7 +95,7 @@ def main():
     ap.add_argument("--b", help="schedbed run arguments of B")
     ap.add_argument("--reps", type=int, default=MIN_REPS, help="runs of each side (default %(default)s, at least 5)")
     ap.add_argument("--seed", type=int, default=1, help="repetition k runs with seed + k - 1 (default %(default)s)")
-    ap.add_argument("--schedbed", default=sweep.DEFAULT_SCHEDBED, help="the program (default %(default)s)")
+    ap.add_argument("--schedbed", default=sbrun.DEFAULT_SCHEDBED, help="the program (default %(default)s)")
     ap.add_argument("--allow-dirty", action="store_true", help="run from a tree with uncommitted changes (marked)")
     argv = sys.argv[1:]
     cut = argv.index("--") if "--" in argv else len(argv)
@@ -114,12 +116,12 @@ def main():
         p = subprocess.run([a.schedbed, "run", "--dry-run", "--quiet"] + args + common, capture_output=True, text=True)
         if p.returncode != 0:
             die(f"{name}: " + (p.stderr.strip().splitlines() or [f"exit {p.returncode}"])[-1], p.returncode)
-    sweep.require_clean(a.allow_dirty)  # refused before the directory exists, not after
+    sbtree.require_clean(a.allow_dirty)  # refused before the directory exists, not after
     lines = manifest_lines(sides, a.reps, a.seed, common)
-    sweep.write_manifest(a.dir, lines)
+    sbdesc.write_manifest(a.dir, lines)
     print(announce(lines), flush=True)
     a.retry_failed, a.jobs = False, None
-    rc = sweep.cmd_run(a)
+    rc = sbrun.cmd_run(a)
     if rc != 0:
         return rc
     return report(a.dir)

@@ -39,7 +39,7 @@ import tempfile
 import time
 
 from sbresults import die, job_rows
-from sweep import tree_state
+from sbtree import tree_state
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 

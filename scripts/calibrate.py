@@ -30,7 +30,7 @@ import tempfile
 import time
 
 from bench_core import machine
-from sweep import tree_state
+from sbtree import tree_state
 from sbresults import policy_names
 
 HERE = os.path.dirname(os.path.abspath(__file__))

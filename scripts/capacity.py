@@ -40,7 +40,9 @@ import sys
 import textwrap
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import sweep  # noqa: E402
+import sbcli  # noqa: E402
+import sbcollect  # noqa: E402
+import sbdesc  # noqa: E402
 import machines  # noqa: E402
 from sbresults import die, eng_axis, plt, save  # noqa: E402
 
@@ -166,7 +168,7 @@ def write(exp_dir, res, ld):
         mine = [x for x in res if x["group"] == g]
         slo = mine[0]["slo"]
         md += [f"### {mine[0]['variant_label'] or mine[0]['variant'] or 'all runs'}; {mine[0]['machine']}", "",
-               "SLO: " + ", ".join(f"{c} {sweep.fmt_ns(t)}" for c, t in slo.items()), "",
+               "SLO: " + ", ".join(f"{c} {sbcli.fmt_ns(t)}" for c, t in slo.items()), "",
                f"| policy | capacity ({unit}) | achieved at capacity | reps | at the top offered rate: "
                f"offered, achieved, cores used, sessions busy |", "|---|---|---|---|---|"]
         for x in mine:
@@ -217,7 +219,7 @@ def plot(exp_dir, rows, res, ld):
                 ax.set_yscale("log")  # past the knee p99 grows by orders of magnitude
                 ax.set_xlabel(f"offered load ({unit})")
                 eng_axis(ax.xaxis)
-                ax.set_ylabel(f"{c} p99 / SLO ({sweep.fmt_ns(slo[c])}), log scale")
+                ax.set_ylabel(f"{c} p99 / SLO ({sbcli.fmt_ns(slo[c])}), log scale")
             spare = list(axes.flat[len(classes):])
             for ax in spare:
                 ax.set_visible(False)
@@ -226,7 +228,7 @@ def plot(exp_dir, rows, res, ld):
             reps = max(x["reps"] for x in res if x["group"] == g)
             fig.suptitle("\n".join(textwrap.wrap(
                 f"capacity sweep{', ' + label if label else ''}: p99 against {ld.get('slo_factor', 2)}x the unloaded "
-                f"p99; medians of {sweep.plural(reps, 'repetition')} with 95% intervals; dashed: the SLO", 100)) +
+                f"p99; medians of {sbcli.plural(reps, 'repetition')} with 95% intervals; dashed: the SLO", 100)) +
                 f"\n{machine}", fontsize=9)
             if spare:  # an odd number of classes leaves a panel free: the legend goes there
                 fig.tight_layout()
@@ -245,7 +247,7 @@ def run(exp_dir, ld, pool=None, allow_mixed=False):
     together (parts of one sweep run apart: one SLO bar for all their policies on one machine)."""
     rows = []
     for d in pool or [exp_dir]:
-        part = sweep.read_rows(os.path.join(d, "runs.csv"))
+        part = sbcollect.read_rows(os.path.join(d, "runs.csv"))
         if not part:
             die(f"{d}/runs.csv has no runs")
         rows += part
@@ -273,7 +275,7 @@ def main():
     a = ap.parse_args()
     desc = a.description or os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "sweeps",
                                          os.path.basename(os.path.normpath(a.dir)) + ".json")
-    d = sweep.load_description(desc)
+    d = sbdesc.load_description(desc)
     if "load" not in d or "slo_classes" not in d["load"]:
         die(f"{desc} is not a load sweep with slo_classes")
     text, pngs = run(a.dir, d["load"], a.pool, a.allow_mixed)

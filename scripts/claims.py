@@ -85,8 +85,8 @@ class Data:
             path = os.path.join(self.paper, name, "runs.csv")
             if name not in self.descs or not os.path.exists(path):
                 raise Failed(f"no experiment {name} with a committed runs.csv")
-            import sweep
-            rows = [r for r in sweep.read_rows(path) if r.get("experiment") in (name, None)]
+            import sbcollect
+            rows = [r for r in sbcollect.read_rows(path) if r.get("experiment") in (name, None)]
             self.machines.one_machine(rows, f"claims: {name}", allow_mixed=bool(allow))
             self.rows[name] = rows
         return self.rows[name]

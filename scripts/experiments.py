@@ -34,7 +34,11 @@ import sys
 import textwrap
 import time
 
-import sweep
+import sbcli
+import sbcollect
+import sbdesc
+import sbrun
+import sbtree
 from sbresults import die, eng_axis, fmt_ns, fmt_rate, plt, save  # first: it says so in one line when matplotlib is missing
 
 import numpy as np  # noqa: E402
@@ -51,7 +55,7 @@ RATE, LAT, NUM, RATIO = "rate", "lat", "num", "ratio"
 def descriptions():
     out = {}
     for path in sorted(glob.glob(os.path.join(SWEEPS, "*.json"))):
-        d = sweep.load_description(path)
+        d = sbdesc.load_description(path)
         out[d["name"]] = d
     if not out:
         die(f"no sweep descriptions in {SWEEPS}")
@@ -175,7 +179,7 @@ def run_shape(rows):
     noise = max([int(r.get("noise") or 1) for r in rows] or [1])
     threads = sorted({int(r["threads"]) for r in rows if r.get("threads")})
     windows = [r["window_s"] for r in rows if r.get("window_s")]
-    parts = [sweep.plural(len(reps), "repetition")]
+    parts = [sbcli.plural(len(reps), "repetition")]
     if seeds:
         parts.append(f"seeds {seeds[0]}..{seeds[-1]}" if len(seeds) > 1 else f"seed {seeds[0]}")
     if noise > 1:
@@ -228,9 +232,9 @@ def axis_of(m):
     chooses (µs unless it says otherwise)."""
     if m["format"] == LAT:
         unit = m.get("unit", "µs")
-        if unit not in sweep.LAT_UNITS:
-            die(f"metric {m['title']}: unit {unit} is not a latency unit; valid: {', '.join(sweep.LAT_UNITS)}")
-        return sweep.LAT_UNITS[unit], f"{m['title']} ({unit})"
+        if unit not in sbdesc.LAT_UNITS:
+            die(f"metric {m['title']}: unit {unit} is not a latency unit; valid: {', '.join(sbdesc.LAT_UNITS)}")
+        return sbdesc.LAT_UNITS[unit], f"{m['title']} ({unit})"
     if m["format"] == RATE and "/s" in m["title"]:
         return 1, m["title"]
     unit = m.get("unit") or {RATE: "per second", RATIO: "ratio"}.get(m["format"], "count")
@@ -341,8 +345,8 @@ def compare_with_paper(name, d, rows):
 # ---- the whole thing --------------------------------------------------------------------------
 
 def report(out, names, descs, update, allow_mixed=False):
-    csv_path, _ = sweep.collect(out, allow_mixed=allow_mixed)
-    rows = sweep.read_rows(csv_path)
+    csv_path, _ = sbcollect.collect(out, allow_mixed=allow_mixed)
+    rows = sbcollect.read_rows(csv_path)
     present = list(dict.fromkeys(r["experiment"] for r in rows))
     names = [n for n in (names or present) if n in present]
     vs = []
@@ -381,7 +385,7 @@ def load_figures(exp_dir, d, rows, allow_mixed):
     the capacity table and figures when the description holds the p99 to an SLO."""
     ran = {r.get("variant") or "" for r in rows}
     for v in (v for v in variants_of(d) if v["name"] in ran):
-        print(sweep.plot_load(exp_dir, os.path.join(exp_dir, "runs.csv"), "all", d["load"], v["name"], allow_mixed))
+        print(sbcollect.plot_load(exp_dir, os.path.join(exp_dir, "runs.csv"), "all", d["load"], v["name"], allow_mixed))
     if "slo_classes" in d["load"]:
         text, pngs = capacity.run(exp_dir, d["load"], allow_mixed=allow_mixed)
         print(text + "\n" + "\n".join(pngs))
@@ -454,7 +458,7 @@ def rows_from_dirs(name, d, exp_dir):
             continue
         rep_, _, noise = rk[1:].partition(".n")
         row.update(rep=float(rep_), noise=float(noise or 1))
-        row.update({**sweep.flatten(s), **sweep.derived(s)})
+        row.update({**sbcollect.flatten(s), **sbcollect.derived(s)})
         rows.append(row)
     return rows
 
@@ -468,7 +472,7 @@ def replot(names, descs, allow_mixed=False):
         d, exp_dir = descs[n], os.path.join(PAPER, n)
         runs_csv = os.path.join(exp_dir, "runs.csv")
         from_csv = "load" in d and os.path.exists(runs_csv)
-        rows = sweep.read_rows(runs_csv) if from_csv else rows_from_dirs(n, d, exp_dir)
+        rows = sbcollect.read_rows(runs_csv) if from_csv else rows_from_dirs(n, d, exp_dir)
         if not rows:
             print(f"experiments: {os.path.relpath(exp_dir, ROOT)}/ holds no per-run results of this description; "
                   f"not redrawn", file=sys.stderr)
@@ -485,7 +489,7 @@ def replot(names, descs, allow_mixed=False):
         write_tables(n, d, rows, exp_dir, machine)
         if "load" in d:
             if not from_csv:
-                sweep.write_csv(runs_csv, list(dict.fromkeys(k for r in rows for k in r)), rows)
+                sbcli.write_csv(runs_csv, list(dict.fromkeys(k for r in rows for k in r)), rows)
             load_figures(exp_dir, d, rows, allow_mixed)
             continue
         for png in plot(n, d, rows, exp_dir, machine):
@@ -550,10 +554,10 @@ def main():
         die(f"--out {out} is inside {PAPER}: reproduce elsewhere and use --update-paper")
     t0 = time.monotonic()
     opts = {"reps": a.reps, "seed": a.seed, "duration": a.duration, "warmup": a.warmup, "noise_reps": a.noise_reps}
-    print(sweep.write_manifest(out, sweep.expand([descs[n] for n in names], opts)), file=sys.stderr)
-    sweep.require_clean(a.allow_dirty)  # before anything is written
+    print(sbdesc.write_manifest(out, sbdesc.expand([descs[n] for n in names], opts)), file=sys.stderr)
+    sbtree.require_clean(a.allow_dirty)  # before anything is written
     ra = argparse.Namespace(dir=out, schedbed=a.schedbed, jobs=a.jobs, retry_failed=False, allow_dirty=a.allow_dirty)
-    status = sweep.cmd_run(ra)
+    status = sbrun.cmd_run(ra)
     if status != 0:
         die(f"not every run finished; fix and resume with: scripts/sweep.py run {out} --retry-failed, "
             f"then scripts/experiments.py --report {out}", status)

@@ -1,5 +1,5 @@
 """sbcli.py - what every script shares that needs nothing beyond Python's standard library: the
-one-line error, comma-separated lists, latencies and rates for labels.
+one-line error, comma-separated lists, latencies, rates, durations and plurals for labels.
 
 Kept apart from sbresults.py (which loads matplotlib and numpy) so that sweep.py can run a
 manifest line on a cluster node that has a bare python3.
@@ -47,6 +47,15 @@ def fmt_ns(v):
     if v < 1e9:
         return f"{v / 1e6:.2f} ms"
     return f"{v / 1e9:.2f} s"
+
+
+def fmt_time(s):
+    s = int(round(s))
+    return f"{s // 3600}h{s % 3600 // 60:02d}m" if s >= 3600 else f"{s // 60}m{s % 60:02d}s"
+
+
+def plural(n, word):
+    return f"{n} {word}{'' if n == 1 else 's'}"
 
 
 def fmt_rate(v):

@@ -5,7 +5,7 @@ latency-hist.json.gz),
 the look of every figure (units, log axes, saving PNG and PDF side by side), and running
 `schedbed run` from a script with one progress line per run. It knows no policy and no
 workload by name: everything it shows comes from the files. Does not own any figure's content;
-plot_run.py, compare.py, sweep.py and experiments.py do.
+plot_run.py, compare.py, sbcollect.py and experiments.py do.
 
 Run with /usr/bin/python3 (Debian's matplotlib and numpy) and MPLBACKEND=Agg.
 """
@@ -96,7 +96,7 @@ def latency_hist(run_dir):
     """{class name: (latencies in ns, jobs)} of the run's latency-hist.json.gz: every bucket that
     holds jobs that ended ok, at its upper bound (at most 1/64 above the jobs in it), ascending;
     None when the run has no such file (runs older than it)."""
-    from sweep import HIST_FILE, bucket_low, bucket_width, hist_pairs, read_histogram
+    from sbhist import HIST_FILE, bucket_low, bucket_width, hist_pairs, read_histogram
     if not os.path.exists(os.path.join(run_dir, HIST_FILE)):
         return None
     doc = read_histogram(run_dir)

@@ -38,7 +38,9 @@ import sys
 import machines
 from sbresults import PROG, die, plt, policy_names, save, split_list
 from sbstats import median_ci, order
-from sweep import DEFAULT_SCHEDBED, collect, read_rows, write_manifest
+from sbcollect import collect, read_rows
+from sbdesc import write_manifest
+from sbrun import DEFAULT_SCHEDBED
 
 PEERS = {"omp": "OpenMP tasks", "tbb": "oneTBB"}
 FAMILY_LIFO = ("stealing", "hybrid")  # the policies with local_order

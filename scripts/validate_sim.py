@@ -36,7 +36,9 @@ import threading
 import time
 
 import machines
-import sweep
+import sbcollect
+import sbdesc
+import sbrun
 from sbcli import die, split_list
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -120,11 +122,11 @@ def expand(a):
                                     "set": sets, "args": args})
                     tags.append({"cell": c["name"], "threads": t, "executor": ex})
         d = {"name": ex, "configs": configs, "timing": ex == "native"}
-        for ln in sweep.expand_configs(d, o):
+        for ln in sbdesc.expand_configs(d, o):
             ln["tags"].update(tags[ln["tags"]["config"]])
             ln["overload_ok"] = True  # an open-loop rate past a policy's capacity is a result too
             lines.append(ln)
-    path = sweep.write_manifest(a.out, lines)
+    path = sbdesc.write_manifest(a.out, lines)
     print(f"validate_sim: {len(lines)} runs ({', '.join(execs)}; {len(pols)} policies, {len(cells)} cells, "
           f"workers {','.join(map(str, threads))}, {o['reps']} seeds) in {path}", file=sys.stderr)
     return lines
@@ -195,19 +197,19 @@ def load_rows(d, partial=False):
     """runs.csv's rows (collect refuses an unfinished sweep); with partial, the finished runs alone,
     read from their result directories, and a line saying how many are left out."""
     if not partial:
-        path, _ = sweep.collect(d)
+        path, _ = sbcollect.collect(d)
         with open(path) as f:
             return list(csv.DictReader(f))
-    rows, lines = [], sweep.read_manifest(d)
+    rows, lines = [], sbdesc.read_manifest(d)
     for ln in lines:
-        if sweep.line_state(d, ln)[0] != "done":
+        if sbrun.line_state(d, ln)[0] != "done":
             continue
         with open(os.path.join(d, ln["out"], "summary.json")) as f:
             s = json.load(f)
         with open(os.path.join(d, ln["out"], "meta.json")) as f:
             meta = json.load(f)
-        st = sweep.read_status(d, ln) or {}
-        rows.append({**ln["tags"], **sweep.flatten(s), **sweep.derived(s), "args": " ".join(ln["args"]),
+        st = sbrun.read_status(d, ln) or {}
+        rows.append({**ln["tags"], **sbcollect.flatten(s), **sbcollect.derived(s), "args": " ".join(ln["args"]),
                      "git_sha": (meta.get("git") or {}).get("sha", ""), **machines.of_meta(meta),
                      "overloaded": int(bool(st.get("overloaded")))})
     print(f"validate_sim: {d}: {len(rows)} of {len(lines)} runs finished; the rest left out (--partial)", file=sys.stderr)

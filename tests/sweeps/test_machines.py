@@ -63,7 +63,7 @@ def test_collect_refuses_two_machines(tmp):
     rows = read_csv(out.strip())
     assert len({r["cpu_model"] for r in rows}) == 2 and all(r["cores"] for r in rows), rows
     # the figure of a load sweep refuses the same rows, and says MIXED when allowed
-    import sweep as sw
+    import sbcollect
     for r in rows:
         r.update(param="rate", rate="1000", **{"all.p99": "1000"})
     mixed = os.path.join(tmp, "mixed.csv")
@@ -71,10 +71,10 @@ def test_collect_refuses_two_machines(tmp):
         w = csv.DictWriter(f, fieldnames=list(rows[0]))
         w.writeheader()
         w.writerows(rows)
-    p = subprocess.run([PY, "-c", f"import sys; sys.path.insert(0, {os.path.join(ROOT, 'scripts')!r}); import sweep; "
-                        f"sweep.plot_load({tmp!r}, {mixed!r}, 'all')"], capture_output=True, text=True)
+    p = subprocess.run([PY, "-c", f"import sys; sys.path.insert(0, {os.path.join(ROOT, 'scripts')!r}); import sbcollect; "
+                        f"sbcollect.plot_load({tmp!r}, {mixed!r}, 'all')"], capture_output=True, text=True)
     assert p.returncode == 1 and "runs from 2 machines" in p.stderr, p.stderr
-    png = sw.plot_load(tmp, mixed, "all", allow_mixed=True)[0]
+    png = sbcollect.plot_load(tmp, mixed, "all", allow_mixed=True)[0]
     assert os.path.exists(png)
 
 

@@ -124,8 +124,8 @@ def test_carried_programs_name_their_commit(tmp):
         assert p.returncode == 0, p.stderr
         git = json.load(open(os.path.join(out, "meta.json")))["git"]
         assert git == {"sha": "0123456789abcdef0123456789abcdef01234567", "dirty": dirty == "1"}, git
-        tree = "'/nonexistent-tree'" if path else "sweep.TREE"  # no checkout, or this one (at another commit)
-        probe = f"import sys; sys.path.insert(0, 'scripts'); import sweep; print(sweep.tree_state({tree}))"
+        tree = "'/nonexistent-tree'" if path else "sbtree.TREE"  # no checkout, or this one (at another commit)
+        probe = f"import sys; sys.path.insert(0, 'scripts'); import sbtree; print(sbtree.tree_state({tree}))"
         p = subprocess.run([os.path.join(ROOT, "scripts", "carry.sh"), "run", carry, "/usr/bin/python3", "-c", probe],
                            capture_output=True, text=True, timeout=60, cwd=ROOT)
         assert p.returncode == 0 and "0123456789abcdef" in p.stdout and ("[]" in p.stdout) == (dirty == "0"), p.stdout

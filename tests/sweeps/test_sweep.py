@@ -325,9 +325,9 @@ def test_dirty_tree_is_refused(tmp):
     git(tree, "add", "-A")
     git(tree, "commit", "-q", "-m", "scripts")
     sys.path.insert(0, os.path.join(ROOT, "scripts"))
-    import sweep as sw
+    import sbtree
     head = subprocess.run(["git", "-C", tree, "rev-parse", "HEAD"], capture_output=True, text=True).stdout.strip()
-    assert sw.require_clean(False, tree=tree) == {"sha": head, "dirty": False}
+    assert sbtree.require_clean(False, tree=tree) == {"sha": head, "dirty": False}
     d = four_runs(tmp)
     copied = os.path.join(tree, "scripts", "sweep.py")
     with open(os.path.join(tree, "scripts", "sbcli.py"), "a") as f:
@@ -353,11 +353,11 @@ def test_dirty_tree_is_refused(tmp):
     os.makedirs(fake)
     with open(os.path.join(fake, "meta.json"), "w") as f:
         json.dump({"git": {"sha": "a" * 40, "dirty": False}}, f)
-    assert sw.check_commit(fake, {"sha": "a" * 40, "dirty": False}) is None
-    assert "another tree" in sw.check_commit(fake, {"sha": "b" * 40, "dirty": False})
+    assert sbtree.check_commit(fake, {"sha": "a" * 40, "dirty": False}) is None
+    assert "another tree" in sbtree.check_commit(fake, {"sha": "b" * 40, "dirty": False})
     with open(os.path.join(fake, "meta.json"), "w") as f:
         json.dump({"git": {"sha": "unknown", "dirty": None}}, f)
-    assert "no git sha" in sw.check_commit(fake, {"sha": None, "dirty": True})
+    assert "no git sha" in sbtree.check_commit(fake, {"sha": None, "dirty": True})
 
 
 def test_repetitions_have_their_own_seeds(tmp):
@@ -424,22 +424,22 @@ def test_latency_histogram_recomputes_tails(tmp):
     assert sorted(os.listdir(out)) == ["latency-hist.json.gz", "meta.json", "summary.json", "workers.csv"], \
         os.listdir(out)
     sys.path.insert(0, os.path.join(ROOT, "scripts"))
-    import sweep as sw
-    doc = sw.read_histogram(out)
+    import sbhist
+    doc = sbhist.read_histogram(out)
     s = json.load(open(os.path.join(out, "summary.json")))
     assert set(doc["classes"]) == set(s["classes"]) | {"all"}, (sorted(doc["classes"]), sorted(s["classes"]))
     # the bucket numbering: contiguous, each value in its own bucket, widths at most 1/64
     for v in list(range(0, 2000)) + [2 ** k + d for k in range(11, 40) for d in (-1, 0, 1)]:
-        i = sw.bucket_index(v)
-        assert sw.bucket_low(i) <= v < sw.bucket_low(i) + sw.bucket_width(i), v
-        assert sw.bucket_low(i + 1) == sw.bucket_low(i) + sw.bucket_width(i), v
-        assert sw.bucket_width(i) == 1 or sw.bucket_width(i) * 64 <= sw.bucket_low(i), v
+        i = sbhist.bucket_index(v)
+        assert sbhist.bucket_low(i) <= v < sbhist.bucket_low(i) + sbhist.bucket_width(i), v
+        assert sbhist.bucket_low(i + 1) == sbhist.bucket_low(i) + sbhist.bucket_width(i), v
+        assert sbhist.bucket_width(i) == 1 or sbhist.bucket_width(i) * 64 <= sbhist.bucket_low(i), v
     for cls in doc["classes"]:
-        pairs = sw.hist_pairs(doc, cls)
+        pairs = sbhist.hist_pairs(doc, cls)
         want = s["all"] if cls == "all" else s["classes"][cls]
         assert sum(n for _, n in pairs) == want["count"], cls
         for q, key in ((50, "p50"), (90, "p90"), (99, "p99"), (99.9, "p999")):
-            got = sw.hist_percentile(pairs, q)
+            got = sbhist.hist_percentile(pairs, q)
             assert want[key] * (1 - 1 / 64) - 1 <= got <= want[key] * (1 + 1 / 64) + 1, (cls, key, got, want[key])
 
 

@@ -1,0 +1,340 @@
+"""sbrun.py - running a manifest's lines: one line to its end (run_line: the same code for the
+local runner and a Slurm array task, cmd_task), its status file and log, whether it is finished
+(line_state: its status says done and its result directory is complete), the lines still to run
+(pending), the local runner (cmd_run) and the summary of a sweep's state (report_status).
+
+Needs nothing beyond Python's standard library (an array task runs it on a bare cluster node).
+"""
+import hashlib
+import json
+import os
+import shlex
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+
+import machines
+from sbcli import PROG, die, fmt_ns, fmt_rate, fmt_time
+from sbdesc import MANIFEST, read_manifest
+from sbtree import check_commit, require_clean
+
+DEFAULT_SCHEDBED = "build/release/schedbed"
+# the numbers a run directory must hold; whatever else a run wrote may be dropped ("slim")
+RESULT_FILES = ("summary.json", "meta.json")
+# what a slim run keeps besides them: per-worker counters and every job's latency as a histogram
+KEEP_FILES = RESULT_FILES + ("workers.csv", "latency-hist.json.gz")
+
+
+# ---- one line: the same code for the local runner and an array task ----------------------------
+
+def line_key(ln):
+    """What a status file is checked against: a line whose arguments changed is not done."""
+    return hashlib.sha256(json.dumps([ln["program"], ln["args"], ln["out"]]).encode()).hexdigest()[:16]
+
+
+def status_path(root, ln):
+    return os.path.join(root, "status", ln["id"] + ".json")
+
+
+def write_status(root, ln, st):
+    path = status_path(root, ln)
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    tmp = f"{path}.{os.getpid()}.tmp"
+    with open(tmp, "w") as f:
+        json.dump(st, f, sort_keys=True)
+        f.write("\n")
+    os.rename(tmp, path)  # a reader sees the old status or the new one, never half of one
+
+
+def read_status(root, ln):
+    try:
+        with open(status_path(root, ln)) as f:
+            return json.load(f)
+    except FileNotFoundError:
+        return None
+    except (OSError, json.JSONDecodeError) as e:
+        return {"state": "failed", "message": f"unreadable status file: {e}"}
+
+
+def check_result(d):
+    """None when d is a complete, successful result directory, else what is wrong with it."""
+    if not os.path.isdir(d):
+        return "no result directory"
+    docs = {}
+    for name in RESULT_FILES:
+        p = os.path.join(d, name)
+        try:
+            with open(p) as f:
+                docs[name] = json.load(f)
+        except FileNotFoundError:
+            return f"{name} is missing (half-written result directory)"
+        except (OSError, json.JSONDecodeError) as e:
+            return f"{name} is unreadable (half-written result directory?): {e}"
+    s = docs["summary.json"]
+    if s.get("failure"):
+        return f"the run recorded a failure: {s['failure']}"
+    if "reconciliation" in s and not s["reconciliation"].get("ok"):
+        return "the run's counts do not reconcile"
+    return None
+
+
+def run_line(root, ln, schedbed, tree):
+    """Run one manifest line to its end and record it; returns the final status dict. tree is
+    require_clean()'s answer: the commit the run must come from, and whether it is dirty."""
+    t0 = time.time()
+    st = {"id": ln["id"], "key": line_key(ln), "state": "running", "host": socket.gethostname(), "pid": os.getpid(),
+          "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(t0)), "t0": t0, "git": tree}
+    if os.environ.get("SLURM_ARRAY_JOB_ID"):
+        st["slurm"] = f"{os.environ['SLURM_ARRAY_JOB_ID']}_{os.environ.get('SLURM_ARRAY_TASK_ID', '?')}"
+    write_status(root, ln, st)
+    out = os.path.join(root, ln["out"])
+    log = os.path.join(root, "logs", ln["id"] + ".log")
+    os.makedirs(os.path.dirname(log), exist_ok=True)
+
+    def finish(ok, message, exit_status=None):
+        st.update(state="done" if ok else "failed", message=message, exit=exit_status,
+                  elapsed_s=round(time.time() - t0, 3))
+        write_status(root, ln, st)
+        return st
+
+    # what an earlier attempt left (a failed run's partial files) is not a result of this one
+    if os.path.lexists(out):
+        shutil.rmtree(out) if os.path.isdir(out) and not os.path.islink(out) else os.remove(out)
+    os.makedirs(os.path.dirname(out) or ".", exist_ok=True)
+    exe = schedbed if ln["program"] == "schedbed" else os.path.join(os.path.dirname(schedbed), ln["program"])
+    if not (os.path.isfile(exe) and os.access(exe, os.X_OK)):
+        return finish(False, f"{exe} is missing or not executable on {st['host']}")
+    cmd = [exe, "run", "--quiet", "--out", out] + ln["args"] if ln["program"] == "schedbed" else [exe] + ln["args"]
+    slim = ln.get("slim")
+    if ln["program"] == "schedbed" and slim and "--rows" not in ln["args"] and \
+            not (isinstance(slim, list) and "jobs.csv.gz" in slim):
+        cmd += ["--rows", "0"]  # a slim run drops the per-job rows: not writing them saves a second a run of tiny jobs
+    env = dict(os.environ, **ln.get("env", {}))
+    with open(log, "w") as f:
+        f.write("$ " + " ".join(shlex.quote(c) for c in cmd) + "\n")
+        f.flush()
+        try:
+            p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+        except OSError as e:
+            return finish(False, f"cannot start {exe}: {e.strerror}")
+        f.write(p.stdout + p.stderr)
+    overloaded = p.returncode == 3 and ln.get("overload_ok") and ln["program"] == "schedbed"
+    if p.returncode != 0 and not overloaded:
+        why = (p.stderr.strip().splitlines() or p.stdout.strip().splitlines() or ["no message"])[-1]
+        kind = "bad input" if p.returncode == 2 and ln["program"] == "schedbed" else f"exit {p.returncode}"
+        return finish(False, f"{kind}: {why}", p.returncode)
+    if ln["program"] != "schedbed":
+        try:
+            write_peer_result(out, cmd, p.stdout, tree, machines.of_program(schedbed))
+        except (ValueError, OSError) as e:
+            return finish(False, f"unexpected output from {exe}: {e}", p.returncode)
+    bad = check_result(out)
+    if bad:
+        return finish(False, f"exit {p.returncode} but {bad}", p.returncode)
+    bad = check_commit(out, tree)
+    if bad:
+        return finish(False, bad, p.returncode)
+    if slim:  # the per-job rows are big; their latencies stay, as a histogram per class; a list names what else to keep
+        keep = set(KEEP_FILES) | (set(slim) if isinstance(slim, list) else set())
+        for name in os.listdir(out):
+            if name not in keep:
+                os.remove(os.path.join(out, name))
+    st["overloaded"] = bool(overloaded)
+    return finish(True, "overloaded: jobs cancelled after the drain" if overloaded else "", p.returncode)
+
+
+def write_peer_result(out, cmd, stdout, tree, machine):
+    """A peer's result directory gets the same two files as a schedbed run, under a temporary name
+    renamed into place when complete. A peer prints either "ns_per_task tasks checksum" (peers_*)
+    or a CSV with a header, one row per execution (patterns_*: rep,wall_ns,tasks,flop), kept as
+    peer.csv."""
+    text = stdout.strip()
+    first = text.splitlines()[0] if text else ""
+    if "," in first:
+        rows = text.splitlines()[1:]
+        cols = first.split(",")
+        if not rows or "tasks" not in cols or "wall_ns" not in cols:
+            raise ValueError(f"a CSV without rows, or without tasks and wall_ns: '{first}'")
+        vals = [dict(zip(cols, r.split(","))) for r in rows]
+        walls = sorted(float(v["wall_ns"]) for v in vals)
+        tasks = float(vals[0]["tasks"])
+        ns = walls[len(walls) // 2] / tasks if tasks else 0.0
+        extra = {"peer.csv": text + "\n"}
+    else:
+        fields = text.split()
+        if len(fields) < 2:
+            raise ValueError(f"'{text}'")
+        ns, tasks = float(fields[0]), float(fields[1])
+        extra = {}
+    tmp = out + ".tmp"
+    shutil.rmtree(tmp, ignore_errors=True)
+    os.makedirs(tmp)
+    with open(os.path.join(tmp, "summary.json"), "w") as f:
+        json.dump({"peer": os.path.basename(cmd[0]), "ns_per_task": ns, "tasks": tasks, "failure": None}, f)
+    with open(os.path.join(tmp, "meta.json"), "w") as f:
+        json.dump({"command": cmd, "host": socket.gethostname(), "git": tree, **machine}, f)
+    for name, body in extra.items():
+        with open(os.path.join(tmp, name), "w") as f:
+            f.write(body)
+    os.rename(tmp, out)
+
+
+def line_state(root, ln):
+    """(state, why): done, failed, killed, stale, running or missing."""
+    st = read_status(root, ln)
+    if st is None:
+        return "missing", "never ran"
+    if st.get("key") not in (None, line_key(ln)):
+        return "stale", "its result was made by a different manifest line"
+    where = f"on {st.get('host', '?')}" + (f", Slurm task {st['slurm']}" if st.get("slurm") else "")
+    if st["state"] == "running":
+        return "running", f"started {st.get('started', '?')} {where} and never finished (still running, or killed)"
+    if st["state"] == "failed":
+        return "failed", f"{st.get('message', '?')} ({where})"
+    bad = check_result(os.path.join(root, ln["out"]))
+    if bad:
+        return "failed", f"recorded as done but {bad}"
+    return "done", ""
+
+
+def cmd_task(a):
+    """One array task: the manifest line the task id picks."""
+    lines = read_manifest(a.dir)
+    idx = a.index if a.index is not None else os.environ.get("SLURM_ARRAY_TASK_ID")
+    if idx is None:
+        die("task: give --index or run as a Slurm array task (SLURM_ARRAY_TASK_ID)")
+    try:
+        ln = lines[int(idx)]
+    except (ValueError, IndexError):
+        die(f"task: index {idx} is not a line of {a.dir}/{MANIFEST} (0..{len(lines) - 1})")
+    state, _ = line_state(a.dir, ln)
+    if state == "done" or (state == "failed" and not a.retry_failed):
+        print(f"{ln['id']}: already {state}, not rerun")
+        return 0 if state == "done" else 1
+    st = run_line(a.dir, ln, a.schedbed, require_clean(a.allow_dirty))
+    print(f"{ln['id']}: {st['state']}" + (f": {st['message']}" if st["message"] else ""))
+    return 0 if st["state"] == "done" else 1
+
+
+# ---- local runner -----------------------------------------------------------------------------
+
+def pending(root, lines, retry_failed):
+    """The lines still to run, and the failed ones left alone (without --retry-failed). A line
+    that started and never ended was killed, or is running right now in a job array: it is left
+    alone too, so that one run never has two writers."""
+    todo, skipped = [], []
+    for i, ln in enumerate(lines):
+        state, why = line_state(root, ln)
+        if state == "done":
+            continue
+        if state in ("failed", "running") and not retry_failed:
+            skipped.append((ln, why))
+        else:
+            todo.append(i)
+    return todo, skipped
+
+
+def brief(root, ln):
+    """A short result for the progress line."""
+    try:
+        with open(os.path.join(root, ln["out"], "summary.json")) as f:
+            s = json.load(f)
+    except (OSError, json.JSONDecodeError):
+        return ""
+    if "ns_per_task" in s:
+        return f"{s['ns_per_task']:.1f} ns/task"
+    return f"{fmt_rate(s['throughput'])} jobs/s, p99 {fmt_ns(s['all']['p99'])}"
+
+
+def cmd_run(a):
+    import concurrent.futures as cf
+    lines = read_manifest(a.dir)
+    if not (os.path.isfile(a.schedbed) and os.access(a.schedbed, os.X_OK)):
+        die(f"{a.schedbed} is not an executable (build it with make schedbed)")
+    a.schedbed = os.path.abspath(a.schedbed)
+    tree = require_clean(a.allow_dirty)
+    todo, skipped = pending(a.dir, lines, a.retry_failed)
+    for ln, why in skipped:
+        print(f"{PROG}: {ln['id']} not rerun without --retry-failed: {why}", file=sys.stderr)
+    width = a.jobs or os.cpu_count() or 1
+    done_before = len(lines) - len(todo) - len(skipped)
+    print(f"{PROG}: {len(lines)} runs in {a.dir}: {done_before} finished before, {len(todo)} to run, "
+          f"{'one at a time (timing runs)' if all(lines[i].get('timing', True) for i in todo) and not a.jobs else f'up to {width} at once'}",
+          file=sys.stderr)
+    t0 = time.monotonic()
+    finished, failed = 0, []
+    running = {}  # future -> line index
+    queue = list(todo)
+    stop = []
+
+    def on_signal(sig, _frame):
+        # Ctrl-C reaches the running schedbed too (one process group): it removes its unfinished
+        # directory and its line is recorded as failed. Start nothing new; a second Ctrl-C ends
+        # this loop at once.
+        stop.append(sig)
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+    old = {s: signal.signal(s, on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        with cf.ThreadPoolExecutor(max_workers=width) as pool:
+            while (queue and not stop) or running:
+                # A timing run runs alone (unless --jobs says otherwise): two runs side by side on a
+                # small machine would measure each other. Manifest order is kept: A B C stays A B C.
+                while queue and not stop:
+                    ln = lines[queue[0]]
+                    alone = ln.get("timing", True) and not a.jobs
+                    busy_timing = any(lines[i].get("timing", True) for i in running.values()) and not a.jobs
+                    if running and (alone or busy_timing or len(running) >= width):
+                        break
+                    i = queue.pop(0)
+                    running[pool.submit(run_line, a.dir, lines[i], a.schedbed, tree)] = i
+                fin, _ = cf.wait(running, timeout=0.5, return_when=cf.FIRST_COMPLETED)
+                for fu in fin:
+                    ln = lines[running.pop(fu)]
+                    st = fu.result()
+                    finished += 1
+                    el = time.monotonic() - t0
+                    left = el / finished * (len(todo) - finished)
+                    if st["state"] == "done":
+                        what = brief(a.dir, ln)
+                    else:
+                        failed.append(ln["id"])
+                        what = f"FAILED: {st['message']}"
+                    print(f"[{done_before + finished:>4}/{len(lines)}] {ln['id']}: {what}  "
+                          f"({finished - len(failed)} done, {len(failed)} failed, {fmt_time(el)} elapsed, "
+                          f"~{fmt_time(left)} left)", file=sys.stderr)
+    except KeyboardInterrupt:
+        stop.append(signal.SIGINT)
+    finally:
+        for sig, h in old.items():
+            signal.signal(sig, h)
+    if stop:
+        print(f"{PROG}: interrupted with {len(queue)} runs not started; {a.dir} resumes with "
+              f"`sweep.py run {a.dir} --retry-failed`", file=sys.stderr)
+        return 130
+    bad = failed + [ln["id"] for ln, _ in skipped]
+    if bad:
+        print(f"{PROG}: {len(bad)} of {len(lines)} runs failed: {', '.join(bad[:8])}"
+              f"{' ...' if len(bad) > 8 else ''} (logs in {a.dir}/logs/; rerun with --retry-failed)", file=sys.stderr)
+        return 1
+    print(f"{PROG}: all {len(lines)} runs finished ({fmt_time(time.monotonic() - t0)})", file=sys.stderr)
+    return 0
+
+
+# ---- status -----------------------------------------------------------------------------------
+
+def report_status(root, lines):
+    counts, bad = {}, []
+    for ln in lines:
+        state, why = line_state(root, ln)
+        counts[state] = counts.get(state, 0) + 1
+        if state != "done":
+            bad.append(f"  {ln['id']}: {state}: {why}")
+    print(f"{PROG}: {len(lines)} runs: " + ", ".join(f"{n} {s}" for s, n in sorted(counts.items())), file=sys.stderr)
+    for b in bad[:20]:
+        print(b, file=sys.stderr)
+    if len(bad) > 20:
+        print(f"  ... and {len(bad) - 20} more", file=sys.stderr)
+    return 0 if not bad else 1
