@@ -214,7 +214,7 @@ Test(cli, latency_hist_keeps_every_job, .timeout = 60)
 	cr_expect(python_ok("import csv,gzip,json,sys,collections\n"
 			    "run=sys.argv[1]\n"
 			    "sys.path.insert(0,sys.argv[2]+'/scripts')\n"
-			    "import sweep as sw\n"
+			    "import sbhist as sw\n"
 			    "doc=json.load(gzip.open(run+'/latency-hist.json.gz','rt'))\n"
 			    "want=collections.Counter()\n"
 			    "for r in csv.DictReader(gzip.open(run+'/jobs.csv.gz','rt')):\n"
