@@ -21,7 +21,7 @@ comparisons it makes, each as a check that recomputes its figure from the commit
 
 A REF is "EXPERIMENT/CONFIGURATION/METRIC" (the table's row label and column title): the median
 and 95% interval of that cell recomputed from results/paper/EXPERIMENT/runs.csv by the same code
-that writes the table (experiments.py), refused when the runs come from two machines. A REF of the
+that writes the table (sbexp.py), refused when the runs come from two machines. A REF of the
 form "csv:PATH?COL=VAL&COL=VAL#COLUMN" is a cell of a committed CSV that a script derived (METG,
 bench-core, validate-sim, capacity): the one row that matches; "#VALUE|LOW|HIGH|RUNS" names the
 columns of a figure with its interval, for the interval rule. "costs:NAME" is a line of the
@@ -72,10 +72,10 @@ class Data:
     """The committed figures, each computed once."""
 
     def __init__(self, paper):
-        import experiments
         import machines
-        self.experiments, self.machines, self.paper = experiments, machines, paper
-        self.descs, self.rows, self.cells, self.csvs = experiments.descriptions(), {}, {}, {}
+        import sbexp
+        self.sbexp, self.machines, self.paper = sbexp, machines, paper
+        self.descs, self.rows, self.cells, self.csvs = sbexp.descriptions(), {}, {}, {}
         self.allow_mixed = {}  # experiment: why its rows may name more than one machine
         self.costs = None
 
@@ -107,15 +107,15 @@ class Data:
             # titles may hold a slash (jobs/s): the metric is the longest title the reference ends with
             name, _, rest = ref.partition("/")
             d, rows = self.descs.get(name), self.experiment_rows(name)
-            title = max((m["title"] for m in self.experiments.metrics_of(d) if rest.endswith("/" + m["title"])),
+            title = max((m["title"] for m in self.sbexp.metrics_of(d) if rest.endswith("/" + m["title"])),
                         key=len, default="")
             label = rest[:-len(title) - 1] if title else rest
-            keys = {lab: key for key, lab in self.experiments.configs_of(d)}
-            metric = next((m for m in self.experiments.metrics_of(d) if m["title"] == title), None)
+            keys = {lab: key for key, lab in self.sbexp.configs_of(d)}
+            metric = next((m for m in self.sbexp.metrics_of(d) if m["title"] == title), None)
             if label not in keys or metric is None:
                 raise Failed(f"{ref}: no configuration '{label}' or metric '{title}' in {name}")
-            mine = [r for r in rows if self.experiments.row_config(d, r) == keys[label]]
-            vals = self.experiments.metric_values(mine, metric)
+            mine = [r for r in rows if self.sbexp.row_config(d, r) == keys[label]]
+            vals = self.sbexp.metric_values(mine, metric)
             if not vals:
                 raise Failed(f"{ref}: no run has the figure")
             import sbstats

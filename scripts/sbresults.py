@@ -5,7 +5,7 @@ latency-hist.json.gz),
 the look of every figure (units, log axes, saving PNG and PDF side by side), and running
 `schedbed run` from a script with one progress line per run. It knows no policy and no
 workload by name: everything it shows comes from the files. Does not own any figure's content;
-plot_run.py, compare.py, sbcollect.py and experiments.py do.
+plot_run.py, compare.py, sbcollect.py and sbexpreport.py do.
 
 Run with /usr/bin/python3 (Debian's matplotlib and numpy) and MPLBACKEND=Agg.
 """

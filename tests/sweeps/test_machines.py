@@ -111,15 +111,16 @@ def test_capacity_splits_machines(tmp):
 
 
 def test_tables_and_figures_name_their_machine(tmp):
-    import experiments
+    import machines
+    import sbexpreport
     d = {"question": "q?", "configs": [{"label": "a"}, {"label": "b"}],
          "metrics": [{"title": "jobs/s", "column": "throughput", "format": "rate"}]}
     rows = [{"config": float(c), "rep": float(k), "seed": float(k), "throughput": 1000.0 + 10 * c + k,
              "git_sha": "abc", "dirty": 0, "threads": 2.0, "cpu_model": "CPU A", "cores": 2}
             for c in (0, 1) for k in range(1, 6)]
-    machine = experiments.machines.one_machine(rows, "t")
+    machine = machines.one_machine(rows, "t")
     assert machine == "CPU A, 2 cores"
-    experiments.write_tables("t", d, rows, tmp, machine)
+    sbexpreport.write_tables("t", d, rows, tmp, machine)
     with open(os.path.join(tmp, "table.md")) as f:
         assert "machine: CPU A, 2 cores." in f.read()
     rows[-1]["cpu_model"] = "CPU B"
@@ -132,7 +133,7 @@ def test_tables_and_figures_name_their_machine(tmp):
 def test_load_sweep_redrawn_from_its_runs_csv(tmp):
     """--replot redraws a committed load sweep (variants, no per-run directories it can read) from
     its runs.csv, and its table and figures name the machine."""
-    import experiments
+    import sbexpreport
     exp = os.path.join(tmp, "paper", "ld")
     os.makedirs(exp)
     rows = [{"id": f"ld.v.{p}.rate-{rate}.r{k}", "experiment": "ld", "policy": p, "rate": rate, "variant": "v",
@@ -147,8 +148,8 @@ def test_load_sweep_redrawn_from_its_runs_csv(tmp):
     d = {"name": "ld", "question": "q?", "load": {"workload": "oltp", "param": "rate", "rates": [100, 200],
                                                  "policies": ["stealing", "serial"],
                                                  "variants": [{"name": "v", "label": "variant v", "set": []}]}}
-    experiments.PAPER = os.path.join(tmp, "paper")
-    experiments.replot(["ld"], {"ld": d})
+    sbexpreport.PAPER = os.path.join(tmp, "paper")
+    sbexpreport.replot(["ld"], {"ld": d})
     with open(os.path.join(exp, "table.md")) as f:
         assert "machine: CPU A, 2 cores." in f.read()
     assert os.path.exists(os.path.join(exp, "sweep_p99-v.png"))

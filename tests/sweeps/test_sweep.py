@@ -51,7 +51,7 @@ def test_paper_descriptions_expand_stable_and_machine_free(tmp):
     lines = manifest(a)
     ids = [ln["id"] for ln in lines]
     assert len(ids) == len(set(ids)), "ids are not unique"
-    # the committed results stay small enough to clone (runs are packed: experiments.pack_runs); a
+    # the committed results stay small enough to clone (runs are packed: sbexpreport.pack_runs); a
     # packed load-sweep run is about 9 KB, so the whole capacity sweep (1,755 runs) takes some 16 MB
     size = sum(os.path.getsize(os.path.join(dp, f)) for dp, _, fs in os.walk(os.path.join(ROOT, "results", "paper"))
                for f in fs)
@@ -293,12 +293,12 @@ def test_reproduce_leaves_paper_alone_and_compares(tmp):
     assert p.returncode == 2 and "--update-paper" in p.stderr, p.stderr
     # --update-paper replaces the experiment's directory, and only it (on a copy of results/paper)
     sys.path.insert(0, os.path.join(ROOT, "scripts"))
-    import experiments
+    import sbexpreport
     fake = os.path.join(tmp, "paper")
     shutil.copytree(paper, fake)
-    experiments.PAPER = fake
+    sbexpreport.PAPER = fake
     other = tree_digest(os.path.join(fake, "batch"))
-    experiments.update_paper(out, ["placement"])
+    sbexpreport.update_paper(out, ["placement"])
     # the same files, the runs packed into one archive that holds each run's files unchanged
     import tarfile
     packed = os.path.join(fake, "placement")
@@ -386,8 +386,8 @@ def test_repetitions_have_their_own_seeds(tmp):
 
 def test_intervals_and_no_difference(tmp):
     sys.path.insert(0, os.path.join(ROOT, "scripts"))
+    import sbexpreport
     import sbstats
-    import experiments
     low, high, mid = [10, 11, 12, 13, 14], [20, 21, 22, 23, 24], [12, 13, 14, 15, 16]
     ci = sbstats.median_ci(low)
     assert ci == sbstats.median_ci(low), "the bootstrap is not deterministic"
@@ -405,7 +405,7 @@ def test_intervals_and_no_difference(tmp):
          "metrics": [{"title": "p99", "column": "p99", "format": "lat"}]}
     rows = [{"config": float(i), "rep": float(k + 1), "seed": float(k + 1), "p99": v, "git_sha": "c" * 40, "dirty": 0}
             for i, vals in enumerate((low, mid, high)) for k, v in enumerate(vals)]
-    experiments.write_tables("t", d, rows, tmp, "test machine")
+    sbexpreport.write_tables("t", d, rows, tmp, "test machine")
     text = open(os.path.join(tmp, "table.md")).read()
     assert "- p99: same: no difference measured; slower > ref" in text, text
     assert "[" in text and "5 repetitions, seeds 1..5" in text and "DIRTY" not in text, text
@@ -533,9 +533,9 @@ def test_part_of_runs_only_when_named(tmp):
     """A description that is part of another (capacity-5ms of capacity) is left out of what runs
     when no experiment is named, and one whose part_of names no description is refused."""
     sys.path.insert(0, os.path.join(ROOT, "scripts"))
-    import experiments
-    descs = experiments.descriptions()
-    default = experiments.default_experiments(descs)
+    import sbexp
+    descs = sbexp.descriptions()
+    default = sbexp.default_experiments(descs)
     assert "capacity" in default and not {"capacity-5ms", "capacity-short-epochs", "capacity-more"} & set(default), default
     assert descs["capacity-5ms"]["part_of"] == "capacity"
     path = os.path.join(tmp, "orphan.json")

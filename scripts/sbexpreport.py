@@ -1,0 +1,346 @@
+"""sbexpreport.py - an experiment's results written out: its tables (write_tables: table.md,
+table.csv) and figures (plot, load_figures), the comparison with the committed results under
+results/paper/ (committed_medians, compare_with_paper), the whole report of a run directory
+(report), and the committed results themselves: replacing them (update_paper, pack_runs:
+runs.tar.xz) and redrawing them from their runs (replot, rows_from_dirs).
+"""
+import csv
+import glob
+import json
+import os
+import shutil
+import sys
+import textwrap
+
+import sbcli
+import sbcollect
+import sbdesc
+from sbresults import die, eng_axis, plt, save  # first: it says so in one line when matplotlib is missing
+
+import numpy as np  # noqa: E402
+import capacity  # noqa: E402
+import machines  # noqa: E402
+from sbexp import (LAT, RATE, RATIO, ROOT, configs_of, fmt, medians, metrics_of, orderings,  # noqa: E402
+                   provenance, row_config, run_shape, variants_of)
+
+PAPER = os.path.join(ROOT, "results", "paper")
+
+CSV_STATS = ("median", "ci_low", "ci_high", "min", "max")
+
+
+def write_tables(name, d, rows, out, machine):
+    ms = metrics_of(d)
+    st = medians(d, rows)
+    md = ["| configuration | " + " | ".join(m["title"] for m in ms) + " | runs |",
+          "|---|" + "---|" * (len(ms) + 1)]
+    with open(os.path.join(out, "table.csv"), "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["configuration"] + [f"{m['title']} {x}" for m in ms for x in CSV_STATS] + ["runs"])
+        for label, cells in st.items():
+            shown, raw, n = [], [], 0
+            for m in ms:
+                c = cells[m["title"]]
+                if c:
+                    shown.append(f"{fmt(m['format'], c[0])} [{fmt(m['format'], c[1])}..{fmt(m['format'], c[2])}]")
+                    raw += list(c[:5])
+                    n = max(n, c[5])
+                else:
+                    shown.append("-")
+                    raw += [""] * len(CSV_STATS)
+            md.append(f"| {label} | " + " | ".join(shown) + f" | {n} |")
+            w.writerow([label] + raw + [n])
+    memo = f" (memo {d['memo']})" if d.get("memo") else ""
+    with open(os.path.join(out, "table.md"), "w") as f:
+        f.write(f"{d['question']}{memo}\n\nMedian [95% bootstrap interval of the median] over each configuration's "
+                f"runs; {run_shape(rows)}; {provenance(rows)}; machine: {machine}.\n\n" + "\n".join(md) + "\n\n" +
+                ("" if "load" in d else "\n".join(orderings(st, ms)) + "\n"))
+    return "\n".join(md)
+
+
+PAGE_WIDTH_IN = 7.0  # the figure is drawn at the width it is printed at, so 9 pt stays 9 pt
+PANELS = 4           # at most this many panels per figure (two rows of two)
+
+
+def axis_of(m):
+    """(divisor, axis label with its unit) of a metric; latencies in the unit the description
+    chooses (µs unless it says otherwise)."""
+    if m["format"] == LAT:
+        unit = m.get("unit", "µs")
+        if unit not in sbdesc.LAT_UNITS:
+            die(f"metric {m['title']}: unit {unit} is not a latency unit; valid: {', '.join(sbdesc.LAT_UNITS)}")
+        return sbdesc.LAT_UNITS[unit], f"{m['title']} ({unit})"
+    if m["format"] == RATE and "/s" in m["title"]:
+        return 1, m["title"]
+    unit = m.get("unit") or {RATE: "per second", RATIO: "ratio"}.get(m["format"], "count")
+    return 1, f"{m['title']} ({unit})"
+
+
+def plot(name, d, rows, out, machine):
+    """Median bars with their 95% interval as whiskers, configurations on the y axis, at most four
+    panels (metrics) per figure: <name>.png, then <name>-2.png, ... Each panel's scale is the
+    metric's "scale" in the description (linear unless it says log), never chosen by the data.
+    Returns the PNG paths."""
+    ms = metrics_of(d)
+    st = medians(d, rows)
+    labels = list(st)
+    y = np.arange(len(labels))
+    pngs = []
+    # many configurations make tall panels: then two side by side per figure, so that a figure
+    # printed at page width stays readable
+    per = PANELS if len(labels) <= 12 else 2
+    chunks = [ms[i:i + per] for i in range(0, len(ms), per)]
+    for n, chunk in enumerate(chunks, 1):
+        ncols = min(2, len(chunk))
+        nrows = -(-len(chunk) // ncols)
+        with plt.rc_context({"font.size": 9, "axes.titlesize": 9, "axes.labelsize": 9, "xtick.labelsize": 9,
+                             "ytick.labelsize": 9}):
+            fig, axes = plt.subplots(nrows, ncols, squeeze=False, sharey=True,
+                                     figsize=(PAGE_WIDTH_IN, nrows * (0.2 * len(labels) + 1.1) + 0.7))
+            for ax, m in zip(axes.flat, chunk):
+                c = [st[lab][m["title"]] for lab in labels]
+                div, xlabel = axis_of(m)
+                med = np.array([x[0] if x else np.nan for x in c]) / div
+                err = np.array([[x[0] - x[1] if x else 0 for x in c], [x[2] - x[0] if x else 0 for x in c]]) / div
+                ax.barh(y, med, xerr=err, color="#4c72b0", alpha=0.85, ecolor="black", capsize=2)
+                scale = m.get("scale", "linear")
+                ax.set_xscale(scale)
+                ax.set_xlabel(xlabel + (", log scale" if scale == "log" else ""))
+                if m["format"] == RATE and scale == "linear":
+                    eng_axis(ax.xaxis)
+                ax.grid(axis="y", visible=False)
+            for ax in axes.flat[len(chunk):]:
+                ax.set_visible(False)
+            for row in axes:
+                row[0].set_yticks(y)
+                row[0].set_yticklabels(labels)
+            axes[0][0].invert_yaxis()
+            part = f" ({n}/{len(chunks)})" if len(chunks) > 1 else ""
+            memo = f" (memo {d['memo']})" if d.get("memo") else ""
+            fig.suptitle("\n".join(textwrap.wrap(f"{name}{part}: {d['question']}{memo}", 95)) +
+                         f"\nmedian and 95% interval; {run_shape(rows)}; {provenance(rows)}\n{machine}", fontsize=9)
+            fig.tight_layout()
+            pngs.append(save(fig, out, name if n == 1 else f"{name}-{n}"))
+    return pngs
+
+
+# ---- comparison with the committed numbers ----------------------------------------------------
+
+def committed_medians(name, d):
+    """{label: {metric title: median}} from results/paper/<name>/table.csv (or the load sweep's
+    older sweep.csv); None when nothing is committed."""
+    table = os.path.join(PAPER, name, "table.csv")
+    if os.path.exists(table):
+        out = {}
+        with open(table, newline="") as f:
+            for r in csv.DictReader(f):
+                out[r["configuration"]] = {m["title"]: float(r[f"{m['title']} median"])
+                                           for m in metrics_of(d) if r.get(f"{m['title']} median")}
+        return out
+    old = os.path.join(PAPER, name, "sweep.csv")
+    if "load" in d and os.path.exists(old):
+        by = {}
+        with open(old, newline="") as f:
+            for r in csv.DictReader(f):
+                by.setdefault(f"{r['policy']}, {d['load']['param']}={float(r['rate']):g}", []).append(r)
+        cols = {"jobs/s": ("throughput", 1), "p50": ("p50_us", 1e3), "p99": ("p99_us", 1e3), "p99.9": ("p999_us", 1e3)}
+        return {lab: {t: float(np.median([float(r[c]) * k for r in rs])) for t, (c, k) in cols.items()}
+                for lab, rs in by.items()}
+    return None
+
+
+def compare_with_paper(name, d, rows):
+    """Markdown: each new median next to the committed one, and their ratio."""
+    old = committed_medians(name, d)
+    if old is None:
+        return f"### {name}\n\nnothing committed under {os.path.relpath(PAPER, ROOT)}/{name}/ to compare with.\n"
+    ms = metrics_of(d)
+    new = medians(d, rows)
+    lines = [f"### {name}", "", "new median / committed median (ratio)", "",
+             "| configuration | " + " | ".join(m["title"] for m in ms) + " |", "|---|" + "---|" * len(ms)]
+    ratios = []
+    for label, cells in new.items():
+        shown = []
+        for m in ms:
+            c, o = cells[m["title"]], old.get(label, {}).get(m["title"])
+            if c is None or o is None:
+                shown.append("-")
+                continue
+            ratio = c[0] / o if o else float("nan")
+            if np.isfinite(ratio):
+                ratios.append(ratio)
+            shown.append(f"{fmt(m['format'], c[0])} / {fmt(m['format'], o)} ({ratio:.2f})")
+        lines.append(f"| {label} | " + " | ".join(shown) + " |")
+    if ratios:
+        lines += ["", f"ratios: median {np.median(ratios):.2f}, {min(ratios):.2f}..{max(ratios):.2f} "
+                      f"over {len(ratios)} figures"]
+    return "\n".join(lines) + "\n"
+
+
+# ---- the whole thing --------------------------------------------------------------------------
+
+def report(out, names, descs, update, allow_mixed=False):
+    csv_path, _ = sbcollect.collect(out, allow_mixed=allow_mixed)
+    rows = sbcollect.read_rows(csv_path)
+    present = list(dict.fromkeys(r["experiment"] for r in rows))
+    names = [n for n in (names or present) if n in present]
+    vs = []
+    for n in names:
+        d = descs[n]
+        mine = [r for r in rows if r["experiment"] == n]
+        exp_dir = os.path.join(out, n)
+        os.makedirs(exp_dir, exist_ok=True)
+        with open(csv_path, newline="") as f, open(os.path.join(exp_dir, "runs.csv"), "w", newline="") as g:
+            rd = csv.DictReader(f)
+            w = csv.DictWriter(g, fieldnames=rd.fieldnames)
+            w.writeheader()
+            w.writerows(r for r in rd if r["experiment"] == n)
+        print(f"\n== {n}: {d['question']}")
+        machine = machines.one_machine(mine, n, allow_mixed)
+        print(write_tables(n, d, mine, exp_dir, machine))
+        if "load" in d:
+            load_figures(exp_dir, d, mine, allow_mixed)
+        else:
+            plot(n, d, mine, exp_dir, machine)
+        vs.append(compare_with_paper(n, d, mine))
+    with open(os.path.join(out, "vs-paper.md"), "w") as f:
+        f.write("# These runs against the committed results\n\n" + "\n".join(vs))
+    print("\n" + "\n".join(vs))
+    print(f"experiments: compared with {os.path.relpath(PAPER, ROOT)}/ in {os.path.join(out, 'vs-paper.md')}",
+          file=sys.stderr)
+    if update:
+        update_paper(out, names)
+    else:
+        print(f"experiments: {os.path.relpath(PAPER, ROOT)}/ is unchanged (--update-paper, or make reproduce "
+              f"UPDATE=1, replaces it)", file=sys.stderr)
+
+
+def load_figures(exp_dir, d, rows, allow_mixed):
+    """A load sweep's figures from exp_dir/runs.csv: p99 against the offered rate per variant, and
+    the capacity table and figures when the description holds the p99 to an SLO."""
+    ran = {r.get("variant") or "" for r in rows}
+    for v in (v for v in variants_of(d) if v["name"] in ran):
+        print(sbcollect.plot_load(exp_dir, os.path.join(exp_dir, "runs.csv"), "all", d["load"], v["name"], allow_mixed))
+    if "slo_classes" in d["load"]:
+        text, pngs = capacity.run(exp_dir, d["load"], allow_mixed=allow_mixed)
+        print(text + "\n" + "\n".join(pngs))
+
+
+RUNS_ARCHIVE = "runs.tar.xz"
+
+
+def pack_runs(exp_dir):
+    """Every run directory under exp_dir into exp_dir/runs.tar.xz, then removed: results/paper/
+    keeps each run's files (its tails included) at a fraction of their size, since the summaries
+    of one experiment's runs are alike. Owners, times and order are fixed, so the same runs give
+    the same archive."""
+    import tarfile
+    runs = sorted(os.path.relpath(dp, exp_dir) for dp, _, files in os.walk(exp_dir) if "summary.json" in files)
+    if not runs:
+        return
+
+    def plain(ti):
+        ti.uid = ti.gid = 0
+        ti.uname = ti.gname = ""
+        ti.mtime = 0
+        return ti
+    tmp = os.path.join(exp_dir, RUNS_ARCHIVE + ".tmp")
+    with tarfile.open(tmp, "w:xz") as tar:
+        for r in runs:
+            for name in sorted(os.listdir(os.path.join(exp_dir, r))):
+                tar.add(os.path.join(exp_dir, r, name), arcname=os.path.join(r, name), filter=plain)
+    os.rename(tmp, os.path.join(exp_dir, RUNS_ARCHIVE))
+    for r in runs:
+        shutil.rmtree(os.path.join(exp_dir, r))
+    for dp, dirs, files in sorted(os.walk(exp_dir), reverse=True):  # the emptied parents (c0/, <policy>/)
+        if dp != exp_dir and not dirs and not files:
+            os.rmdir(dp)
+
+
+def rows_from_dirs(name, d, exp_dir):
+    """The rows collect would give, rebuilt from the result directories under exp_dir
+    (<exp_dir>/c<i>/r<k>[.n<j>]/, or the same packed in runs.tar.xz): for tables and figures of
+    runs whose runs.csv is gone."""
+    archive = os.path.join(exp_dir, RUNS_ARCHIVE)
+    if os.path.exists(archive):
+        import tarfile
+        import tempfile
+        with tempfile.TemporaryDirectory() as tmp:
+            with tarfile.open(archive) as tar:
+                tar.extractall(tmp, **({"filter": "data"} if hasattr(tarfile, "data_filter") else {}))
+            return rows_from_dirs(name, d, tmp)
+    rows = []
+    pattern = ("*", "rate-*") if "load" in d else ("c*", "r*")
+    for run in sorted(glob.glob(os.path.join(exp_dir, *pattern))):
+        ci, rk = os.path.basename(os.path.dirname(run)), os.path.basename(run)
+        if not os.path.exists(os.path.join(run, "summary.json")):
+            continue
+        with open(os.path.join(run, "summary.json")) as f:
+            s = json.load(f)
+        with open(os.path.join(run, "meta.json")) as f:
+            meta = json.load(f)
+        git = meta.get("git") or {}
+        row = {"experiment": name, **machines.of_meta(meta), "git_sha": git.get("sha", ""), "dirty": 1 if git.get("dirty") in (True, None) else 0,
+               "seed": float(s["seed"]) if "seed" in s else None, "policy": s.get("policy", ""),
+               "workload": s.get("workload", s.get("peer", ""))}
+        if "load" in d:  # <policy>/rate-<rate>-r<k>: the variant-less layout of a load sweep
+            rate, _, rk = rk[len("rate-"):].partition("-")
+            row.update(config=ci, label=ci, policy=ci, rate=float(rate), variant="", param=d["load"]["param"],
+                       overloaded=0)
+        elif ci[1:].isdigit():
+            row.update(config=float(ci[1:]), label=d["configs"][int(ci[1:])]["label"])
+        else:
+            continue
+        rep_, _, noise = rk[1:].partition(".n")
+        row.update(rep=float(rep_), noise=float(noise or 1))
+        row.update({**sbcollect.flatten(s), **sbcollect.derived(s)})
+        rows.append(row)
+    return rows
+
+
+def replot(names, descs, allow_mixed=False):
+    """Tables and figures of results/paper/<name>/ again, from the result directories committed
+    there (what --update-paper copied), with today's statistics and figure rules. A load sweep's
+    rows come from its committed runs.csv where there is one (its variants' layout is not one
+    rows_from_dirs reads)."""
+    for n in names:
+        d, exp_dir = descs[n], os.path.join(PAPER, n)
+        runs_csv = os.path.join(exp_dir, "runs.csv")
+        from_csv = "load" in d and os.path.exists(runs_csv)
+        rows = sbcollect.read_rows(runs_csv) if from_csv else rows_from_dirs(n, d, exp_dir)
+        if not rows:
+            print(f"experiments: {os.path.relpath(exp_dir, ROOT)}/ holds no per-run results of this description; "
+                  f"not redrawn", file=sys.stderr)
+            continue
+        missing = [lab for key, lab in configs_of(d) if "configs" in d and not any(row_config(d, r) == key for r in rows)]
+        if missing:
+            print(f"experiments: {os.path.relpath(exp_dir, ROOT)}/ holds no runs of {', '.join(missing)}; not redrawn",
+                  file=sys.stderr)
+            continue
+        machine = machines.one_machine(rows, os.path.relpath(exp_dir, ROOT), allow_mixed)
+        for old in {*glob.glob(os.path.join(exp_dir, n + "*.png")), *glob.glob(os.path.join(exp_dir, n + "*.pdf")),
+                    *glob.glob(os.path.join(exp_dir, "sweep_p99*"))}:
+            os.remove(old)
+        write_tables(n, d, rows, exp_dir, machine)
+        if "load" in d:
+            if not from_csv:
+                sbcli.write_csv(runs_csv, list(dict.fromkeys(k for r in rows for k in r)), rows)
+            load_figures(exp_dir, d, rows, allow_mixed)
+            continue
+        for png in plot(n, d, rows, exp_dir, machine):
+            print(png)
+
+
+def update_paper(out, names):
+    """Replace results/paper/<name>/ by the new one, one experiment at a time: the new directory is
+    copied beside the old one first, so an interruption leaves the old or the new, never a mix."""
+    for n in names:
+        src, dst = os.path.join(out, n), os.path.join(PAPER, n)
+        tmp, old = dst + ".new", dst + ".old"
+        shutil.rmtree(tmp, ignore_errors=True)
+        shutil.copytree(src, tmp)
+        pack_runs(tmp)
+        if os.path.exists(dst):
+            os.rename(dst, old)
+        os.rename(tmp, dst)
+        shutil.rmtree(old, ignore_errors=True)
+        print(f"experiments: {os.path.relpath(dst, ROOT)}/ updated from {src}/", file=sys.stderr)
