@@ -162,6 +162,17 @@ Test(global, batch_runs_every_task_once, .timeout = 60)
 	t_done(rt);
 }
 
+
+/* A runtime of the global policy with these settings, the log and the gates cleared, this
+ * thread attached: how most tests here begin. */
+static struct sb_rt *start(unsigned workers, const char *const *sets)
+{
+	atomic_store(&log_n, 0);
+	gates_reset();
+	struct sb_rt *rt = t_rt("global", workers, sets);
+	sb_thread_attach(rt);
+	return rt;
+}
 /*
  * One worker, batch=8. Gate 0 holds it while gate 1 and five more jobs queue; when gate 0
  * opens the worker claims all six at once and runs gate 1 first: the five it still holds must
@@ -170,10 +181,7 @@ Test(global, batch_runs_every_task_once, .timeout = 60)
 Test(global, batch_claims_fewer_and_buffer_is_visible, .timeout = 30)
 {
 	static const char *const sets[] = { "batch=8", NULL };
-	atomic_store(&log_n, 0);
-	gates_reset();
-	struct sb_rt *rt = t_rt("global", 1, sets);
-	sb_thread_attach(rt);
+	struct sb_rt *rt = start(1, sets);
 	struct jspec in = { .teardown = SB_TEARDOWN_INPLACE };
 	struct sb_job *g0 = submit_gate(rt, in, 0, -1);
 	wait_started(rt, 0);
@@ -244,10 +252,7 @@ Test(global, claim_lock_serialises_claims, .timeout = 60)
 Test(global, claim_lock_batch_takes_one_round_per_batch, .timeout = 30)
 {
 	static const char *const sets[] = { "batch=8", "claim_lock_ns=1000", NULL };
-	atomic_store(&log_n, 0);
-	gates_reset();
-	struct sb_rt *rt = t_rt("global", 1, sets);
-	sb_thread_attach(rt);
+	struct sb_rt *rt = start(1, sets);
 	struct jspec in = { .teardown = SB_TEARDOWN_INPLACE };
 	struct sb_job *g = submit_gate(rt, in, 0, -1);
 	wait_started(rt, 0);
@@ -296,10 +301,7 @@ static void release_two(struct sb_rt *rt, struct sb_job *g0, struct sb_job *g1)
 Test(global, claim_lock_waiter_stays_awake, .timeout = 60)
 {
 	static const char *const sets[] = { "claim_lock_ns=500000", NULL };
-	atomic_store(&log_n, 0);
-	gates_reset();
-	struct sb_rt *rt = t_rt("global", 2, sets);
-	sb_thread_attach(rt);
+	struct sb_rt *rt = start(2, sets);
 	struct jspec in = { .teardown = SB_TEARDOWN_INPLACE };
 	struct sb_job *g0, *g1;
 	hold_two(rt, in, &g0, &g1);
@@ -342,10 +344,7 @@ Test(global, claim_lock_waiter_stays_awake, .timeout = 60)
 Test(global, claim_lock_cancelled_backlog_drains_without_stall, .timeout = 60)
 {
 	static const char *const sets[] = { "claim_lock_ns=2000000", "stall_limit=100", NULL };
-	atomic_store(&log_n, 0);
-	gates_reset();
-	struct sb_rt *rt = t_rt("global", 2, sets);
-	sb_thread_attach(rt);
+	struct sb_rt *rt = start(2, sets);
 	struct jspec in = { .teardown = SB_TEARDOWN_INPLACE };
 	struct sb_job *g0, *g1;
 	hold_two(rt, in, &g0, &g1);
@@ -451,10 +450,7 @@ Test(global, thread_count_low_wakes_reach_an_active_worker, .timeout = 120)
 #define FQ_JOBS 1500
 Test(global, queue_takes_everything_in_order, .timeout = 30)
 {
-	atomic_store(&log_n, 0);
-	gates_reset();
-	struct sb_rt *rt = t_rt("global", 1, NULL);
-	sb_thread_attach(rt);
+	struct sb_rt *rt = start(1, NULL);
 	struct sb_job *g = submit_gate(rt, (struct jspec){ 0 }, 0, -1);
 	wait_started(rt, 0);
 	static struct sb_job *jobs[FQ_JOBS];
