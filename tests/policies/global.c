@@ -162,7 +162,6 @@ Test(global, batch_runs_every_task_once, .timeout = 60)
 	t_done(rt);
 }
 
-
 /* A runtime of the global policy with these settings, the log and the gates cleared, this
  * thread attached: how most tests here begin. */
 static struct sb_rt *start(unsigned workers, const char *const *sets)
@@ -173,6 +172,7 @@ static struct sb_rt *start(unsigned workers, const char *const *sets)
 	sb_thread_attach(rt);
 	return rt;
 }
+
 /*
  * One worker, batch=8. Gate 0 holds it while gate 1 and five more jobs queue; when gate 0
  * opens the worker claims all six at once and runs gate 1 first: the five it still holds must
