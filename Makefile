@@ -228,7 +228,7 @@ sweep-test: deps $(B)/release/schedbed $(B)/release/patterns_tbb $(B)/release/pe
 readme-test: deps $(B)/release/schedbed peers
 	$(PYTHON) tests/readme/test_readme.py
 
-## validate-sim  the simulator against this machine (a sweep manifest: resumable, Slurm-ready): every policy x the cells of sweeps/validate/sim.json x worker counts x 3 seeds, native then sim with this machine's cost table: results/validate-sim/<machine>-<time>/table.md
+## validate-sim  the simulator against this machine (a sweep manifest: resumable, Slurm-ready): every policy x the cells of sweeps/validate/sim.json x worker counts x 5 seeds, native then sim with this machine's cost table: results/validate-sim/<machine>-<time>/table.md
 ##             [VALIDATE_ARGS='--threads 1,2,4 --reps 3 --duration 0.5 --policies a,b --cells tiny,wake --out DIR'] [ALLOW_DIRTY=1]
 validate-sim: deps $(B)/release/schedbed
 	$(PYTHON) scripts/validate_sim.py run --schedbed $(B)/release/schedbed $(if $(ALLOW_DIRTY),--allow-dirty) $(VALIDATE_ARGS)
@@ -283,14 +283,14 @@ bench: deps $(SCHEDBED)
 	run=$$(sed -n 's/^results: //p' "$$log") && $(PYTHON) scripts/plot_run.py "$$run" && \
 	gnuplot -e "term='dumb'; only='cdf'" "$$run/plot.gp" && exit $$rc
 
-## compare     every policy on WORKLOAD, same seed, alternating, REPS rounds: results/compare-<time>/
+## compare     every policy on WORKLOAD, same seed, alternating, REPS rounds: results/compare-<time>/ [ALLOW_DIRTY=1 marks results dirty]
 compare: deps $(SCHEDBED)
 	$(SAY_THREADS)
 	set -e; d=results/compare-$(STAMP); \
 	$(PYTHON) scripts/compare.py --run --schedbed $(SCHEDBED) --workload $(WORKLOAD) --reps $(REPS) \
-		$(if $(POLICIES),--policies $(POLICIES)) $(if $(RUN_THREADS),--threads $(RUN_THREADS)) "$$d" -- \
+		$(if $(POLICIES),--policies $(POLICIES)) $(if $(RUN_THREADS),--threads $(RUN_THREADS)) \
+		$(if $(ALLOW_DIRTY),--allow-dirty) "$$d" -- \
 		$(if $(findstring --duration,$(ARGS))$(findstring --jobs,$(ARGS)),,--duration 5) $(ARGS); \
-	gnuplot -e "dir='$$d'" scripts/compare.gp; \
 	echo "compare: $$d"
 
 ## ab          A/B with a verdict: make ab A='--policy stealing' VS='--policy serial' [WORKLOAD=oltp] [ARGS=..] [AB_REPS=5]:

@@ -17,14 +17,12 @@ import argparse
 import json
 import os
 import shlex
-import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import sbverdict  # noqa: E402
 import sbdesc  # noqa: E402
 import sbrun  # noqa: E402
-import sbtree  # noqa: E402
 from sbcli import die, fmt_ns, run_seconds  # noqa: E402
 
 MIN_REPS = 5  # the study's rule: fewer repetitions give a median no interval worth stating
@@ -112,16 +110,9 @@ def main():
     if os.path.exists(a.dir) and os.listdir(a.dir):
         die(f"{a.dir} exists and is not empty; give a new directory (or only the directory, to tabulate it)")
     sides = [("A", shlex.split(a.a)), ("B", shlex.split(a.b))]
-    for name, args in sides:  # bad input is refused before any directory or run exists
-        p = subprocess.run([a.schedbed, "run", "--dry-run", "--quiet"] + args + common, capture_output=True, text=True)
-        if p.returncode != 0:
-            die(f"{name}: " + (p.stderr.strip().splitlines() or [f"exit {p.returncode}"])[-1], p.returncode)
-    sbtree.require_clean(a.allow_dirty)  # refused before the directory exists, not after
     lines = manifest_lines(sides, a.reps, a.seed, common)
-    sbdesc.write_manifest(a.dir, lines)
     print(announce(lines), flush=True)
-    a.retry_failed, a.jobs = False, None
-    rc = sbrun.cmd_run(a)
+    rc = sbrun.run_manifest(a.dir, lines, a.schedbed, allow_dirty=a.allow_dirty)
     if rc != 0:
         return rc
     return report(a.dir)

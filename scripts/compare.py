@@ -2,16 +2,21 @@
 """compare.py - policies side by side on one workload.
 
     compare.py COMPARE_DIR
-        plot the runs found under COMPARE_DIR (any */summary.json below it)
-    compare.py --run --schedbed BIN --workload W [--policies a,b] [--reps N] COMPARE_DIR [-- RUN ARGS]
+        plot the runs of COMPARE_DIR: its manifest's, or any */summary.json below it
+    compare.py --run --schedbed BIN --workload W [--policies a,b] [--reps N] [--allow-dirty] COMPARE_DIR [-- RUN ARGS]
         first run every policy (default: every registered one) REPS times with the same seed,
         alternating A B C A B C so that the machine's drift hits every policy alike, into
         COMPARE_DIR/<policy>/r<k>/, then plot
 
+The runs are a manifest of the sweep runner (COMPARE_DIR/manifest.jsonl, status/, logs/): bad
+input is refused before the first run, a run from a tree with uncommitted changes is refused
+unless --allow-dirty marks it, every result must name the commit it measured, and the same
+command again on the same directory resumes where it stopped (--retry-failed reruns the failed).
+
 Writes into COMPARE_DIR: compare_throughput, compare_p99 and compare_cdf (PNG and PDF), and
-compare.csv (one row per policy: median, min and max of throughput and of p99 over the runs),
-which compare.gp draws with gnuplot. Medians with min..max, never a single run: this machine is
-shared and noisy. Knows no policy or workload by name.
+compare.csv (one row per policy: median, min and max of throughput and of p99 over the runs), for
+scripts. Medians with min..max, never a single run: this machine is shared and noisy. Knows no
+policy or workload by name.
 """
 import argparse
 import csv
@@ -20,7 +25,9 @@ import os
 import sys
 
 import sbverdict
-from sbresults import (np, Runner, cdf, die, fmt_rate, job_latencies, load_run, main_classes, parse_with_passthrough, plt,
+from sbrun import line_state, run_manifest
+from sbdesc import MANIFEST, read_manifest
+from sbresults import (np, cdf, die, fmt_rate, job_latencies, load_run, main_classes, parse_with_passthrough, plt,
                        policy_names, save, split_list)
 
 VERDICT_METRICS = ("throughput (jobs/s)", "p50 all", "p99 all")
@@ -52,32 +59,45 @@ def plan(npol, reps, extra):
             f"{most / 1e6:.0f} MB in all (per-job rows only for windows of up to --rows jobs)")
 
 
+def manifest_lines(policies, reps, base, extra):
+    """Round k runs every policy once, A B C A B C, so that the machine's drift hits every policy
+    alike; every run keeps its per-job files (the CDF figure reads them)."""
+    return [{"id": f"{p}.r{k}", "out": f"{p}/r{k}", "program": "schedbed", "timing": True, "slim": False,
+             "args": base + ["--policy", p] + extra, "tags": {"policy": p, "rep": k}}
+            for k in range(1, reps + 1) for p in policies]
+
+
 def do_runs(a, extra):
     policies = split_list(a.policies, "--policies") if a.policies else policy_names(a.schedbed)
-    if os.path.exists(a.dir) and os.listdir(a.dir):
-        die(f"{a.dir} exists and is not empty; give a new directory")
     base = ["--workload", a.workload, "--seed", str(a.seed)] + (["--threads", str(a.threads)] if a.threads else [])
+    lines = manifest_lines(policies, a.reps, base, extra)
     print(plan(len(policies), a.reps, extra), file=sys.stderr)
-    runner = Runner(a.schedbed, len(policies) * a.reps)
-    for k in range(1, a.reps + 1):
-        for p in policies:
-            runner.run(f"round {k}/{a.reps} {p:<14}", base + ["--policy", p] + extra,
-                       os.path.join(a.dir, p, f"r{k}"))
-    runner.report()
+    resume = f"{os.path.basename(sys.argv[0])} {' '.join(sys.argv[1:])} --retry-failed"
+    return run_manifest(a.dir, lines, a.schedbed, allow_dirty=a.allow_dirty, retry_failed=a.retry_failed,
+                        resume=resume)
 
 
 def collect(root):
-    runs = [load_run(os.path.dirname(s)) for s in sorted(glob.glob(os.path.join(root, "**", "summary.json"),
-                                                                   recursive=True))]
-    runs = [r for r in runs if not r["summary"].get("failure") and r["summary"]["reconciliation"]["ok"]]
+    """The runs of a comparison in the order they ran (the first policy is the reference): its
+    manifest's lines, or, for a directory without one, every summary.json below it by time."""
+    if os.path.exists(os.path.join(root, MANIFEST)):
+        lines = read_manifest(root)
+        bad = [f"{ln['id']} ({why})" for ln in lines for state, why in [line_state(root, ln)] if state != "done"]
+        if bad:
+            die(f"{root}: {len(bad)} of {len(lines)} runs are not done: {', '.join(bad[:4])}"
+                f"{' ...' if len(bad) > 4 else ''} (compare.py --run resumes them)", 1)
+        runs = [load_run(os.path.join(root, ln["out"])) for ln in lines]
+    else:
+        found = glob.glob(os.path.join(root, "**", "summary.json"), recursive=True)
+        runs = [load_run(os.path.dirname(s)) for s in sorted(found, key=os.path.getmtime)]
+        runs = [r for r in runs if not r["summary"].get("failure") and r["summary"]["reconciliation"]["ok"]]
     if not runs:
         die(f"{root}: no successful runs (summary.json) below it")
     workloads = {r["summary"]["workload"] for r in runs}
     if len(workloads) > 1:
         die(f"{root}: runs of several workloads ({', '.join(sorted(workloads))}); compare one at a time")
     by = {}
-    # in the order they ran (run ids share their second): the first policy run is the reference
-    for r in sorted(runs, key=lambda r: os.path.getmtime(os.path.join(r["dir"], "summary.json"))):
+    for r in runs:
         by.setdefault(r["summary"]["policy"], []).append(r)
     try:  # one policy's runs with two settings, or runs of two machines, answer no question
         sbverdict.check_pool(by, across=[k for k in sbverdict.SETTING_KEYS if k != "policy"])
@@ -210,17 +230,24 @@ def main():
     ap.add_argument("--reps", type=int, default=3, help="rounds over all policies (default %(default)s)")
     ap.add_argument("--seed", type=int, default=1, help="one seed for every run (default %(default)s)")
     ap.add_argument("--threads", type=int, help="worker threads")
+    ap.add_argument("--allow-dirty", action="store_true", help="run from a tree with uncommitted changes "
+                    "(every result is marked dirty)")
+    ap.add_argument("--retry-failed", action="store_true", help="with --run on a directory that has this "
+                    "comparison's manifest: rerun the runs that failed or were interrupted")
     a, extra = parse_with_passthrough(ap)
     if a.run:
         if not a.workload:
             die("--run needs --workload")
         if a.reps < 1:
             die("--reps must be at least 1")
-        do_runs(a, extra)
+        rc = do_runs(a, extra)
+        if rc:
+            return rc
     elif extra:
         die(f"unexpected arguments {extra} (run arguments go with --run)")
     plot(a.dir)
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

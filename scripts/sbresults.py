@@ -1,10 +1,9 @@
 """sbresults.py - what the plotting and experiment scripts share.
 
 Owns reading a run directory written by `schedbed run` (summary.json, meta.json, jobs.csv.gz,
-latency-hist.json.gz),
-the look of every figure (units, log axes, saving PNG and PDF side by side), and running
-`schedbed run` from a script with one progress line per run. It knows no policy and no
-workload by name: everything it shows comes from the files. Does not own any figure's content;
+latency-hist.json.gz) and the look of every figure (units, log axes, saving PNG and PDF side by
+side); running is sbrun's (run_manifest). It knows no policy and no workload by name: everything
+it shows comes from the files. Does not own any figure's content;
 plot_run.py, compare.py, sbcollect.py and sbexpreport.py do.
 
 Run with /usr/bin/python3 (Debian's matplotlib and numpy) and MPLBACKEND=Agg.
@@ -15,7 +14,6 @@ import json
 import os
 import subprocess
 import sys
-import time
 
 from sbcli import PROG, die, fmt_ns, fmt_rate, split_list  # noqa: F401 (the scripts import them from here too)
 
@@ -205,51 +203,3 @@ def parse_with_passthrough(ap):
     argv = sys.argv[1:]
     cut = argv.index("--") if "--" in argv else len(argv)
     return ap.parse_args(argv[:cut]), argv[cut + 1:]
-
-
-class Runner:
-    """Runs `schedbed run` one configuration after another, with a progress line per run."""
-
-    def __init__(self, schedbed, total):
-        if not os.access(schedbed, os.X_OK):
-            die(f"{schedbed} is not an executable (build it with make schedbed)")
-        self.schedbed = schedbed
-        self.total = total
-        self.done = 0
-        self.failed = []
-        self.sized = False
-        self.t0 = time.monotonic()
-
-    def run(self, label, args, out_dir):
-        """One run into out_dir. Bad input stops everything (exit 2); a failed run is noted and
-        skipped. Returns the run's summary dict, or None."""
-        self.done += 1
-        head = f"[{self.done:>3}/{self.total}] {label}"
-        print(f"{head} ...", end="", flush=True, file=sys.stderr)
-        p = subprocess.run([self.schedbed, "run", "--quiet", "--out", out_dir] + args, capture_output=True, text=True)
-        elapsed = time.monotonic() - self.t0
-        left = elapsed / self.done * (self.total - self.done)
-        eta = f"{int(left // 60)}m{int(left % 60):02d}s left"
-        if p.returncode == 2:
-            print(" bad input", file=sys.stderr)
-            die(p.stderr.strip() or f"schedbed exited 2 for {args}")
-        summary_path = os.path.join(out_dir, "summary.json")
-        if p.returncode != 0 or not os.path.exists(summary_path):
-            why = (p.stderr.strip().splitlines() or ["no message"])[-1]
-            print(f" FAILED (exit {p.returncode}: {why}); {eta}", file=sys.stderr)
-            self.failed.append((label, why))
-            return None
-        s = load_json(summary_path)
-        a = s["all"]
-        print(f" {fmt_rate(s['throughput'])} jobs/s, p99 {fmt_ns(a['p99'])}; {eta}", file=sys.stderr)
-        if not self.sized and self.total > 1:
-            # what the whole command will write, known once one run has written its files
-            self.sized = True
-            size = sum(os.path.getsize(os.path.join(out_dir, n)) for n in os.listdir(out_dir))
-            print(f"      size: one run wrote {size / 1e6:.1f} MB; all {self.total} runs will write about "
-                  f"{size * self.total / 1e6:.1f} MB", file=sys.stderr)
-        return s
-
-    def report(self):
-        for label, why in self.failed:
-            print(f"{PROG}: failed run {label}: {why}", file=sys.stderr)

@@ -18,7 +18,7 @@ import time
 
 import machines
 from sbcli import PROG, die, fmt_ns, fmt_rate, fmt_time
-from sbdesc import MANIFEST, read_manifest
+from sbdesc import MANIFEST, read_manifest, write_manifest
 from sbtree import check_commit, require_clean
 
 DEFAULT_SCHEDBED = "build/release/schedbed"
@@ -250,19 +250,57 @@ def brief(root, ln):
 
 
 def cmd_run(a):
+    return run_dir(a.dir, a.schedbed, jobs=a.jobs, retry_failed=a.retry_failed, allow_dirty=a.allow_dirty)
+
+
+def run_manifest(root, lines, schedbed, allow_dirty=False, **kw):
+    """What every experiment script calls: refuse bad input and a changed tree before anything is
+    written, then write root's manifest (or find the same one there, so a second call resumes) and
+    run what is not yet done. Returns run_dir's exit status."""
+    check_args(schedbed, lines)
+    require_clean(allow_dirty)
+    if os.path.isdir(root) and os.listdir(root) and not os.path.exists(os.path.join(root, MANIFEST)):
+        die(f"{root} exists, is not empty and holds no manifest; give a new directory")
+    write_manifest(root, lines)
+    return run_dir(root, schedbed, allow_dirty=allow_dirty, **kw)
+
+
+def check_args(schedbed, lines):
+    """Bad input stops everything before the first run (exit 2 with schedbed's own one-line error),
+    rather than failing every line of the manifest the same way: each distinct argument list of a
+    schedbed line is tried once with --dry-run (a seed is never bad input: lines differing only in
+    their seed are one list)."""
+    if not (os.path.isfile(schedbed) and os.access(schedbed, os.X_OK)):
+        die(f"{schedbed} is not an executable (build it with make schedbed)")
+    seen = set()
+    for ln in lines:
+        args = ln["args"]
+        key = tuple("SEED" if i and args[i - 1] == "--seed" else x for i, x in enumerate(args))
+        if ln["program"] != "schedbed" or key in seen:
+            continue
+        seen.add(key)
+        p = subprocess.run([schedbed, "run", "--dry-run", "--quiet"] + ln["args"], capture_output=True, text=True)
+        if p.returncode != 0:
+            die(f"{ln['id']}: " + (p.stderr.strip().splitlines() or [f"exit {p.returncode}"])[-1], p.returncode)
+
+
+def run_dir(root, schedbed, jobs=0, retry_failed=False, allow_dirty=False, resume=None):
+    """The local runner: the manifest's pending lines, in manifest order, with a progress line per
+    run. 0 when every line is done, 1 when some failed, 130 when interrupted. resume: the command
+    that picks up an interrupted run, for the message (default: sweep.py run)."""
     import concurrent.futures as cf
-    lines = read_manifest(a.dir)
-    if not (os.path.isfile(a.schedbed) and os.access(a.schedbed, os.X_OK)):
-        die(f"{a.schedbed} is not an executable (build it with make schedbed)")
-    a.schedbed = os.path.abspath(a.schedbed)
-    tree = require_clean(a.allow_dirty)
-    todo, skipped = pending(a.dir, lines, a.retry_failed)
+    lines = read_manifest(root)
+    if not (os.path.isfile(schedbed) and os.access(schedbed, os.X_OK)):
+        die(f"{schedbed} is not an executable (build it with make schedbed)")
+    schedbed = os.path.abspath(schedbed)
+    tree = require_clean(allow_dirty)
+    todo, skipped = pending(root, lines, retry_failed)
     for ln, why in skipped:
         print(f"{PROG}: {ln['id']} not rerun without --retry-failed: {why}", file=sys.stderr)
-    width = a.jobs or os.cpu_count() or 1
+    width = jobs or os.cpu_count() or 1
     done_before = len(lines) - len(todo) - len(skipped)
-    print(f"{PROG}: {len(lines)} runs in {a.dir}: {done_before} finished before, {len(todo)} to run, "
-          f"{'one at a time (timing runs)' if all(lines[i].get('timing', True) for i in todo) and not a.jobs else f'up to {width} at once'}",
+    print(f"{PROG}: {len(lines)} runs in {root}: {done_before} finished before, {len(todo)} to run, "
+          f"{'one at a time (timing runs)' if all(lines[i].get('timing', True) for i in todo) and not jobs else f'up to {width} at once'}",
           file=sys.stderr)
     t0 = time.monotonic()
     finished, failed = 0, []
@@ -284,12 +322,12 @@ def cmd_run(a):
                 # small machine would measure each other. Manifest order is kept: A B C stays A B C.
                 while queue and not stop:
                     ln = lines[queue[0]]
-                    alone = ln.get("timing", True) and not a.jobs
-                    busy_timing = any(lines[i].get("timing", True) for i in running.values()) and not a.jobs
+                    alone = ln.get("timing", True) and not jobs
+                    busy_timing = any(lines[i].get("timing", True) for i in running.values()) and not jobs
                     if running and (alone or busy_timing or len(running) >= width):
                         break
                     i = queue.pop(0)
-                    running[pool.submit(run_line, a.dir, lines[i], a.schedbed, tree)] = i
+                    running[pool.submit(run_line, root, lines[i], schedbed, tree)] = i
                 fin, _ = cf.wait(running, timeout=0.5, return_when=cf.FIRST_COMPLETED)
                 for fu in fin:
                     ln = lines[running.pop(fu)]
@@ -298,7 +336,7 @@ def cmd_run(a):
                     el = time.monotonic() - t0
                     left = el / finished * (len(todo) - finished)
                     if st["state"] == "done":
-                        what = brief(a.dir, ln)
+                        what = brief(root, ln)
                     else:
                         failed.append(ln["id"])
                         what = f"FAILED: {st['message']}"
@@ -311,13 +349,13 @@ def cmd_run(a):
         for sig, h in old.items():
             signal.signal(sig, h)
     if stop:
-        print(f"{PROG}: interrupted with {len(queue)} runs not started; {a.dir} resumes with "
-              f"`sweep.py run {a.dir} --retry-failed`", file=sys.stderr)
+        print(f"{PROG}: interrupted with {len(queue)} runs not started; {root} resumes with "
+              f"`{resume or f'sweep.py run {root} --retry-failed'}`", file=sys.stderr)
         return 130
     bad = failed + [ln["id"] for ln, _ in skipped]
     if bad:
         print(f"{PROG}: {len(bad)} of {len(lines)} runs failed: {', '.join(bad[:8])}"
-              f"{' ...' if len(bad) > 8 else ''} (logs in {a.dir}/logs/; rerun with --retry-failed)", file=sys.stderr)
+              f"{' ...' if len(bad) > 8 else ''} (logs in {root}/logs/; rerun with --retry-failed)", file=sys.stderr)
         return 1
     print(f"{PROG}: all {len(lines)} runs finished ({fmt_time(time.monotonic() - t0)})", file=sys.stderr)
     return 0

@@ -14,7 +14,7 @@ seeds, once natively and once under `--executor sim` with the same seed. `expand
 DIR/manifest.jsonl: the native runs first (timing runs, one at a time), then the simulated ones
 (deterministic, any number at once), each sim line naming the cost table of the machine that
 expands it, so the simulated half can run anywhere (`sweep.py run`, `sweep.py slurm`) and
-gives the same numbers. `run` is expand, `sweep.py run`, collect and report, sampling the load
+gives the same numbers. `run` is expand, the sweep runner (sbrun.run_dir), collect and report, sampling the load
 average meanwhile (DIR/load.json): a native run on a busy machine reads slow.
 
 `report` writes DIR/table.md and DIR/cells.csv (the medians per cell, compact enough to commit):
@@ -150,10 +150,8 @@ def run(a):
     stop = threading.Event()
     th = threading.Thread(target=sample_load, args=(a.out, stop), daemon=True)
     th.start()
-    cmd = [sys.executable, os.path.join(HERE, "sweep.py"), "run", a.out, "--schedbed", a.schedbed]
-    cmd += (["--jobs", str(a.jobs)] if a.jobs else []) + (["--allow-dirty"] if a.allow_dirty else [])
-    cmd += ["--retry-failed"] if a.retry_failed else []
-    rc = subprocess.run(cmd).returncode
+    rc = sbrun.run_dir(a.out, a.schedbed, jobs=a.jobs, retry_failed=a.retry_failed, allow_dirty=a.allow_dirty,
+                       resume=f"validate_sim.py run --out {a.out} --retry-failed (with the same options)")
     stop.set()
     th.join()
     if rc:

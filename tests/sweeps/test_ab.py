@@ -133,7 +133,7 @@ def test_ab_command_alternates_and_gives_the_verdict(tmp):
     assert "--seed" in ab("--a", a + " --seed 3", "--b", a, os.path.join(tmp, "s")).stderr
     # bad input is refused before any run, naming the side
     bad = ab("--a", a, "--b", a + " --set no_such=1", os.path.join(tmp, "bad"))
-    assert bad.returncode == 2 and "B: " in bad.stderr and "no_such" in bad.stderr, bad.stderr
+    assert bad.returncode == 2 and "ab.B.r1: " in bad.stderr and "no_such" in bad.stderr, bad.stderr
     assert not os.path.exists(os.path.join(tmp, "bad")), "a refused A/B left a directory"
 
 
