@@ -237,9 +237,9 @@ validate-sim: deps $(B)/release/schedbed
 $(B)/release/calibrate: sim/calibrate.c $(B)/release/libschedbed.a
 	$(CC) $(BASE_CFLAGS) $(RELEASE_FLAGS) $^ $(PKG_LIBS) -o $@
 
-## calibrate   measure on this machine the costs the simulator charges and write sim/costs-MACHINE.txt (commit it; an idle machine reads true)
+## calibrate   measure on this machine the costs the simulator charges and write sim/costs-MACHINE.txt (commit it; an idle machine reads true) [ALLOW_DIRTY=1]
 calibrate: deps $(B)/release/schedbed $(B)/release/calibrate
-	$(PYTHON) scripts/calibrate.py --schedbed $(B)/release/schedbed --calibrate $(B)/release/calibrate $(CALIBRATE_ARGS)
+	$(PYTHON) scripts/calibrate.py --schedbed $(B)/release/schedbed $(if $(ALLOW_DIRTY),--allow-dirty) $(CALIBRATE_ARGS)
 
 ## sim-test    the SimGrid executor: determinism, accounting at 64 simulated workers for every policy, native/sim agreement, bad input, the cost table's choice, a slice of validate-sim
 sim-test: deps $(B)/release/schedbed
@@ -386,6 +386,6 @@ help:
 
 # ---- the hot-path benchmark ----
 BENCH_CORE_ARGS ?=
-## bench-core  the hot path next to oneTBB and libgomp: chain and fib(32) at 1 and 2 workers, alternating, >= 5 runs each: results/bench-core/<time>/
+## bench-core  the hot path next to oneTBB and libgomp: chain and fib(32) at 1 and 2 workers, alternating, >= 5 runs each: results/bench-core/<time>/ [ALLOW_DIRTY=1]
 bench-core: deps $(SCHEDBED) peers
-	$(PYTHON) scripts/bench_core.py --schedbed $(SCHEDBED) $(BENCH_CORE_ARGS)
+	$(PYTHON) scripts/bench_core.py --schedbed $(SCHEDBED) $(if $(ALLOW_DIRTY),--allow-dirty) $(BENCH_CORE_ARGS)

@@ -14,7 +14,6 @@ against A by the study's rule (sbstats.py: an ordering only when the intervals d
 Runs whose settings or machines differ are never pooled (sbverdict.py).
 """
 import argparse
-import json
 import os
 import shlex
 import sys
@@ -23,6 +22,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import sbverdict  # noqa: E402
 import sbdesc  # noqa: E402
 import sbrun  # noqa: E402
+from sbread import read_run  # noqa: E402
 from sbcli import die, fmt_ns, run_seconds  # noqa: E402
 
 MIN_REPS = 5  # the study's rule: fewer repetitions give a median no interval worth stating
@@ -56,9 +56,7 @@ def load(root):
         state, why = sbrun.line_state(root, ln)
         if state != "done":
             die(f"{ln['id']} is {state}: {why} (resume with: scripts/sweep.py run {root} --retry-failed)", 1)
-        d = os.path.join(root, ln["out"])
-        with open(os.path.join(d, "summary.json")) as f, open(os.path.join(d, "meta.json")) as g:
-            run = {"dir": d, "summary": json.load(f), "meta": json.load(g)}
+        run = read_run(os.path.join(root, ln["out"]))
         sides.setdefault(ln["tags"]["side"], []).append(run)
     return lines, sides
 

@@ -1,8 +1,8 @@
 #!/usr/bin/python3
 """bench_core.py - the hot path of the work-stealing family next to oneTBB and libgomp.
 
-    bench_core.py [--schedbed BIN] [--peers DIR] [--reps N] [--fib N] [--chain N] [--out DIR]
-                  [--no-callgrind]
+    bench_core.py [--schedbed BIN] [--reps N] [--fib N] [--chain N] [--out DIR] [--allow-dirty]
+                  [--retry-failed] [--no-callgrind]
 
 Contenders, each run REPS times (at least 5), alternating A B C ... A B C so that the machine's
 drift hits all alike:
@@ -22,6 +22,12 @@ spawns its two children; the last child to finish spawns the join task), the pee
 per call that waits for its children. So the table also gives ns per fib call, the time of the
 whole computation over the calls, which compares like with like.
 
+The runs are a manifest of the sweep runner (OUT/manifest.jsonl; the peers beside schedbed, as
+make builds them): each run's result directory under OUT/runs/ keeps its summary.json and
+meta.json, so the table names the commit and the machine the runs themselves recorded, a changed
+tree is refused unless --allow-dirty marks the results, and the same command resumes an
+interrupted run. The callgrind counts are not timings and run outside it, once each.
+
 Writes OUT/bench.csv (one row per run), OUT/table.csv, OUT/table.md and OUT/machine.txt, and
 prints the table. This is a benchmark, never a test: on a shared machine the numbers are
 indicative, ratios from one run are what to compare.
@@ -38,8 +44,10 @@ import sys
 import tempfile
 import time
 
-from sbresults import die, job_rows
-from sbtree import tree_state
+import machines
+from sbread import job_rows, read_run
+from sbresults import die
+from sbrun import read_status, run_manifest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -52,47 +60,37 @@ def fib_calls(n):
     return calls[n] - 1
 
 
-def machine():
-    model = "unknown"
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    model = line.split(":", 1)[1].strip()
-                    break
-    except OSError:
-        pass
-    sha, changed = tree_state()
-    # the commit and the load it started under: what a reader needs to trust or redo the table
-    return {"cpu": model, "cores": os.cpu_count(), "kernel": platform.release(),
-            "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-            "commit": (sha or "unknown") + (" (with uncommitted changes)" if changed else ""),
+def kernel_and_load():
+    """What meta.json does not record and a reader of the table needs: the kernel, and the load
+    the runs started under (a busy machine reads slow)."""
+    return {"kernel": platform.release(), "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
             "load average at start": " ".join(f"{x:.2f}" for x in os.getloadavg())}
 
 
-def schedbed_argv(sb, c, size, threads):
+def schedbed_args(c, size, threads):
     if c["kind"] == "chain":
         wl = ["--workload", "micro", "--set", "pattern=chain", "--set", f"length={size}"]
     else:
         wl = ["--workload", "forkjoin", "--set", "which=fib", "--set", f"n={size}", "--set", "work_ns=0"]
-    return [sb, "run", "--policy", "stealing", "--set", f"local_order={c['order']}", "--threads", str(threads),
-            "-n", "2", "--warmup", "0", "-q"] + wl
+    return ["--policy", "stealing", "--set", f"local_order={c['order']}", "--threads", str(threads),
+            "-n", "2", "--warmup", "0"] + wl
 
 
-def run_schedbed(sb, c, size, threads):
-    with tempfile.TemporaryDirectory(prefix="bench-core-") as d:
-        out = os.path.join(d, "run")
-        r = subprocess.run(schedbed_argv(sb, c, size, threads) + ["--out", out], capture_output=True, text=True)
-        if r.returncode != 0:
-            die(f"schedbed failed ({' '.join(schedbed_argv(sb, c, size, threads))}): {r.stderr.strip()}", 1)
-        rows = job_rows(out)
-        with open(os.path.join(out, "summary.json")) as f:
-            s = json.load(f)
+def schedbed_argv(sb, c, size, threads):
+    return [sb, "run", "-q"] + schedbed_args(c, size, threads)
+
+
+def timed(run):
+    """(ns, tasks) of one finished run: schedbed's second job, submit to completion, and its
+    tasks; a peer's own second round."""
+    s = run["summary"]
+    if "ns_per_task" in s:
+        return s["ns_per_task"] * s["tasks"], int(s["tasks"])
+    rows = job_rows(run["dir"])
     if len(rows) != 2 or any(r["status"] != "ok" for r in rows):
-        die(f"schedbed run did not end with two good jobs: {rows}", 1)
+        die(f"{run['dir']}: the run did not end with two good jobs: {rows}", 1)
     last = max(rows, key=lambda r: int(r["submit_ns"]))
-    ns = int(last["end_ns"]) - int(last["submit_ns"])
-    return ns, job_tasks(s)
+    return int(last["end_ns"]) - int(last["submit_ns"]), job_tasks(s)
 
 
 def job_tasks(summary):
@@ -100,14 +98,6 @@ def job_tasks(summary):
     the teardowns, halved."""
     w = summary["counters"]["window"]
     return (w["tasks"] - w["teardowns"]) // 2
-
-
-def run_peer(exe, c, size, threads):
-    r = subprocess.run([exe, c["kind"], str(size), str(threads)], capture_output=True, text=True)
-    if r.returncode != 0:
-        die(f"{exe} failed: {r.stderr.strip()}", 1)
-    per, tasks, _ = r.stdout.split()
-    return float(per) * float(tasks), int(float(tasks))
 
 
 def callgrind_ir(argv):
@@ -158,12 +148,13 @@ def fmt(v):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--schedbed", default="build/release/schedbed")
-    ap.add_argument("--peers", default=None, help="directory with peers_tbb and peers_omp (default: schedbed's)")
     ap.add_argument("--reps", type=int, default=5)
     ap.add_argument("--fib", type=int, default=32)
     ap.add_argument("--chain", type=int, default=1000000)
     ap.add_argument("--out", default=None)
     ap.add_argument("--no-callgrind", action="store_true")
+    ap.add_argument("--allow-dirty", action="store_true", help="run from a tree with uncommitted changes (marked)")
+    ap.add_argument("--retry-failed", action="store_true", help="rerun the failed runs of an interrupted OUT")
     a = ap.parse_args()
     if a.reps < 5:
         die(f"--reps {a.reps}: at least 5 runs per contender (medians with min..max need them)")
@@ -172,14 +163,11 @@ def main():
     if a.chain < 1000:
         die(f"--chain {a.chain}: at least 1000 tasks")
     a.schedbed = os.path.abspath(a.schedbed)  # callgrind runs in a scratch directory
-    peers = os.path.abspath(a.peers or os.path.dirname(a.schedbed))
+    peers = os.path.dirname(a.schedbed)  # the sweep runner finds a program beside schedbed
     for exe in (a.schedbed, os.path.join(peers, "peers_tbb"), os.path.join(peers, "peers_omp")):
         if not os.access(exe, os.X_OK):
             die(f"{exe} is missing (make bench-core builds it)")
     out = a.out or os.path.join("results", "bench-core", time.strftime("%Y%m%dT%H%M%SZ", time.gmtime()))
-    if os.path.exists(out) and os.listdir(out):
-        die(f"{out} exists and is not empty; give a new directory")
-    os.makedirs(out, exist_ok=True)
 
     S = lambda kind, order: {"kind": kind, "order": order, "peer": None}
     P = lambda kind, peer: {"kind": kind, "order": None, "peer": peer}
@@ -193,30 +181,43 @@ def main():
             contenders.append(("fib", threads, c))
     label = lambda kind, threads, c: (f"{'chain' if kind == 'chain' else f'fib({a.fib})'} {threads}w "
                                       f"{names[c['order'] or c['peer']]}")
-    m = machine()
+    slug = lambda kind, threads, c: f"{kind}-{threads}w-{c['order'] or c['peer']}"
+    lines = []
+    for rep in range(1, a.reps + 1):
+        for kind, threads, c in contenders:
+            size = a.chain if kind == "chain" else a.fib
+            ln = {"id": f"{slug(kind, threads, c)}.r{rep}", "out": f"runs/{slug(kind, threads, c)}/r{rep}",
+                  "timing": True, "tags": {"contender": label(kind, threads, c), "rep": rep, "threads": threads}}
+            if c["peer"]:
+                ln.update(program=c["peer"], args=[kind, str(size), str(threads)], slim=True)
+            else:  # the two jobs' rows are the timing: kept
+                ln.update(program="schedbed", args=schedbed_args(c, size, threads), slim=["jobs.csv.gz"])
+            lines.append(ln)
+    m = kernel_and_load()
+    print(f"bench-core: {len(contenders)} contenders x {a.reps} runs, alternating; writing {out}", flush=True)
+    rc = run_manifest(out, lines, a.schedbed, allow_dirty=a.allow_dirty, retry_failed=a.retry_failed,
+                      resume=f"bench_core.py --out {out} --retry-failed (with the same options)")
+    if rc:
+        return rc
+
+    runs = {label(*x): [] for x in contenders}
+    rows, made = [], []
+    for ln in lines:
+        run = read_run(os.path.join(out, ln["out"]), read_status(out, ln))
+        made.append(run["provenance"])
+        lb, kind = ln["tags"]["contender"], ln["id"].split("-")[0]
+        ns, tasks = timed(run)
+        calls = fib_calls(a.fib) if kind == "fib" else a.chain
+        runs[lb].append((ns, tasks, calls))
+        rows.append({"contender": lb, "rep": ln["tags"]["rep"], "threads": ln["tags"]["threads"], "ns": round(ns),
+                     "tasks": tasks, "ns_per_task": ns / tasks, "ns_per_call": ns / calls})
+    # the machine and the commit the runs recorded themselves: one table is one machine's
+    m["machine"] = machines.one_machine(made, f"bench-core {out}")
+    m["commit"] = ", ".join(sorted({p["sha"][:12] + (" (dirty)" if p["dirty"] else "") for p in made}))
+    m["load average at end"] = " ".join(f"{x:.2f}" for x in os.getloadavg())
     with open(os.path.join(out, "machine.txt"), "w") as f:
         for k, v in m.items():
             f.write(f"{k}: {v}\n")
-    print(f"bench-core: {m['cpu']}, {m['cores']} cores; {len(contenders)} contenders x {a.reps} runs, "
-          f"alternating; writing {out}", flush=True)
-
-    runs = {label(*x): [] for x in contenders}
-    rows = []
-    total, done = len(contenders) * a.reps, 0
-    for rep in range(a.reps):
-        for kind, threads, c in contenders:
-            size = a.chain if kind == "chain" else a.fib
-            if c["peer"]:
-                ns, tasks = run_peer(os.path.join(peers, c["peer"]), c, size, threads)
-            else:
-                ns, tasks = run_schedbed(a.schedbed, c, size, threads)
-            calls = fib_calls(size) if kind == "fib" else size
-            lb = label(kind, threads, c)
-            runs[lb].append((ns, tasks, calls))
-            rows.append({"contender": lb, "rep": rep + 1, "threads": threads, "ns": round(ns), "tasks": tasks,
-                         "ns_per_task": ns / tasks, "ns_per_call": ns / calls})
-            done += 1
-            print(f"[{done}/{total}] {lb}: {ns / tasks:.2f} ns/task ({ns / 1e6:.1f} ms)", flush=True)
     with open(os.path.join(out, "bench.csv"), "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=list(rows[0].keys()))
         w.writeheader()
@@ -253,7 +254,7 @@ def main():
         w.writeheader()
         w.writerows(table)
     md = [f"# bench-core, {m['date']}", "",
-          f"Machine: {m['cpu']}, {m['cores']} cores, Linux {m['kernel']}. {a.reps} runs per contender, "
+          f"Machine: {m['machine']}, Linux {m['kernel']}; commit {m['commit']}. {a.reps} runs per contender, "
           f"alternating; median (min..max). Command: `make bench-core` "
           f"(scripts/bench_core.py --reps {a.reps} --fib {a.fib} --chain {a.chain}).", "",
           "| contender | tasks | ns per task | ns per fib call | 2-worker speedup | instructions per task |",

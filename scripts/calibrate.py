@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """calibrate.py - measure the simulator's costs on this machine and write the cost file.
 
-    calibrate.py [--schedbed BIN] [--calibrate BIN] [--out FILE] [--note TEXT]
+    calibrate.py [--schedbed BIN] [--out FILE] [--runs DIR] [--note TEXT] [--allow-dirty] [--retry-failed]
 
 It writes this machine's table, sim/costs-NAME.txt (NAME from `schedbed list --machine`: the CPU
 model and the hardware thread count, as meta.json's `machine` has it), the table a simulated
@@ -19,19 +19,25 @@ the caller's own list under serial and hybrid).
 The transfer to another socket needs a machine with two; on one socket the file keeps the
 previous value (never below the measured `line`) and says so. The header records the date, the machine, the git commit and the
 load average: a measurement on a busy machine reads high.
+
+The measurements are a manifest of the sweep runner (--runs DIR, default
+results/calibrate/MACHINE-TIME/): the calibrate program (beside schedbed, as make builds it; its
+output kept as primitives.txt) and the chains, alternating the policies, each a result directory
+whose meta.json records the commit and the machine the header names. A changed tree is refused
+unless --allow-dirty marks the table; the same command with the same --runs resumes.
 """
 import argparse
-import json
 import os
+import platform
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
 
-from bench_core import machine
-from sbtree import tree_state
+import machines
+from sbread import read_run
 from sbresults import policy_names
+from sbrun import read_status, run_manifest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -51,14 +57,6 @@ def sockets():
     return max(1, len(ids))
 
 
-def git_sha(out):
-    """The commit measured, +changes when files other than the cost file differ from it (the sweep
-    runner's reading of the tree, so a carried build without git names its packed commit)."""
-    sha, changed = tree_state()
-    mine = os.path.relpath(os.path.abspath(out), ROOT)
-    return (sha[:12] if sha else "unknown") + ("+changes" if [f for f in changed if f != mine] else "")
-
-
 def previous(path):
     old = {}
     if os.path.exists(path):
@@ -70,25 +68,24 @@ def previous(path):
     return old
 
 
-def chain_cpu(sb, pol, length, d):
-    """(CPU seconds, tasks) of one native 1-worker chain of `length` tasks with no work."""
-    cmd = [sb, "run", "-q", "--policy", pol, "--workload", "micro", "--threads", "1", "-n", "1",
-           "--set", "pattern=chain", "--set", f"length={length}", "--set", "work_ns=0", "--out", d]
-    p = subprocess.run(cmd, capture_output=True, text=True)
-    if p.returncode:
-        sys.exit(f"calibrate.py: {' '.join(cmd)} failed: {p.stderr.strip()}")
-    with open(os.path.join(d, "summary.json")) as f:
-        s = json.load(f)
-    return s["cpu"]["user_s"] + s["cpu"]["sys_s"], s["tasks"]
+def chain_lines(pols):
+    """1-worker chains with no work, a short and a long one per policy, 3 rounds alternating the
+    policies: what per_task reads."""
+    return [{"id": f"chain.{pol}.{n}.r{rep}", "out": f"chain/{pol}/{n}-r{rep}", "program": "schedbed",
+             "timing": True, "slim": True, "tags": {"policy": pol, "tasks": n, "rep": rep},
+             "args": ["--policy", pol, "--workload", "micro", "--threads", "1", "-n", "1", "--set", "pattern=chain",
+                      "--set", f"length={n}", "--set", "work_ns=0"]}
+            for rep in (1, 2, 3) for pol in pols for n in CHAINS]
 
 
-def per_task(sb, pol, tmp):
+def per_task(runs, pol):
     """CPU ns per task of a 1-worker chain with no work: the CPU difference between a short and a
     long chain over their difference in tasks (start-up, the other threads' and the end's CPU
     cancel), median of 3 pairs."""
     vals = []
-    for rep in range(3):
-        (c0, n0), (c1, n1) = (chain_cpu(sb, pol, n, os.path.join(tmp, f"{pol}-{rep}-{n}")) for n in CHAINS)
+    for rep in (1, 2, 3):
+        (c0, n0), (c1, n1) = ((s["cpu"]["user_s"] + s["cpu"]["sys_s"], s["tasks"])
+                              for s in (runs[f"chain.{pol}.{n}.r{rep}"]["summary"] for n in CHAINS))
         vals.append((c1 - c0) * 1e9 / (n1 - n0))
     return statistics.median(vals)
 
@@ -96,48 +93,58 @@ def per_task(sb, pol, tmp):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--schedbed", default=os.path.join(ROOT, "build", "release", "schedbed"))
-    ap.add_argument("--calibrate", default=os.path.join(ROOT, "build", "release", "calibrate"))
     ap.add_argument("--out", help="default: sim/costs-MACHINE.txt, this machine's table")
+    ap.add_argument("--runs", help="the measurements' directory (default: results/calibrate/MACHINE-TIME)")
     ap.add_argument("--note", default="", help="a line for the header (e.g. what else ran meanwhile)")
+    ap.add_argument("--allow-dirty", action="store_true", help="measure a tree with uncommitted changes (marked)")
+    ap.add_argument("--retry-failed", action="store_true", help="rerun the failed runs of an interrupted --runs DIR")
     a = ap.parse_args()
     name = subprocess.run([a.schedbed, "list", "--machine"], capture_output=True, text=True)
     if name.returncode:
         sys.exit(f"calibrate.py: {a.schedbed} list --machine failed: {name.stderr.strip()}")
     name = name.stdout.strip()
     a.out = a.out or os.path.join(ROOT, "sim", f"costs-{name}.txt")
+    runs_dir = a.runs or os.path.join(ROOT, "results", "calibrate",
+                                      f"{name}-{time.strftime('%Y%m%dT%H%M%SZ', time.gmtime())}")
+    pols = policy_names(a.schedbed)
+    lines = [{"id": "primitives", "out": "primitives", "program": "calibrate", "args": [], "timing": True,
+              "stdout": "primitives.txt", "tags": {}}] + chain_lines(pols)
     load0 = os.getloadavg()[0]
-    p = subprocess.run([a.calibrate], capture_output=True, text=True)
-    if p.returncode:
-        sys.exit(f"calibrate.py: {a.calibrate} failed: {p.stderr.strip()}")
+    rc = run_manifest(runs_dir, lines, a.schedbed, allow_dirty=a.allow_dirty, retry_failed=a.retry_failed,
+                      resume=f"calibrate.py --runs {runs_dir} --retry-failed")
+    if rc:
+        return rc
+    load1 = os.getloadavg()[0]
+    runs = {ln["id"]: read_run(os.path.join(runs_dir, ln["out"]), read_status(runs_dir, ln)) for ln in lines}
+    made = [r["provenance"] for r in runs.values()]
+    machine = machines.one_machine(made, f"calibrate {runs_dir}")
+    sha = ", ".join(sorted({p["sha"][:12] + ("+changes" if p["dirty"] else "") for p in made}))
     cost = {}
-    for line in p.stdout.splitlines():
-        k, v = line.split()
-        cost[k] = float(v)
+    with open(os.path.join(runs["primitives"]["dir"], "primitives.txt")) as f:
+        for line in f:
+            k, v = line.split()
+            cost[k] = float(v)
     old = previous(a.out)
     nsock = sockets()
     remote_note = ("line_remote: this machine has one socket, so it cannot be measured here; kept from the "
                    "previous file (an estimate, not a measurement), at least `line`")
     cost["line_remote"] = max(float(old.get("line_remote", 150)), cost["line"])
-    pols = policy_names(a.schedbed)
     task = {}
-    with tempfile.TemporaryDirectory(prefix="schedbed-calibrate-") as tmp:
-        for pol in pols:
-            task[pol] = per_task(a.schedbed, pol, tmp)
-            print(f"calibrate: {pol:13} {task[pol]:.0f} ns per task", flush=True)
-    load1 = os.getloadavg()[0]
+    for pol in pols:
+        task[pol] = per_task(runs, pol)
+        print(f"calibrate: {pol:13} {task[pol]:.0f} ns per task", flush=True)
     # the simulator refuses a spin iteration or a yield that costs nothing
     cost["relax"] = max(cost["relax"], 1.0)
     cost["yield"] = max(cost["yield"], 1.0)
     stamp = time.strftime("%Y-%m-%dT%H:%MZ", time.gmtime())
-    sha = git_sha(a.out)
-    m = machine()
     lines = [
         "# schedbed simulator cost table: nanoseconds the SimGrid executor (sim/exec_sim.cpp) charges per",
         "# operation; the names are core/exec.h's enum sb_cost. Format: \"version V\", then \"NAME NS\" lines;",
         "# \"NAME@POLICY NS\" replaces NAME for that policy only.",
         "#",
-        f"# Measured by `make calibrate` (scripts/calibrate.py, sim/calibrate.c) on {stamp} at commit {sha}.",
-        f"# Machine {name}: {m['cpu']}, {m['cores']} hardware threads, Linux {m['kernel']}; {nsock} socket"
+        f"# Measured by `make calibrate` (scripts/calibrate.py, sim/calibrate.c) on {stamp} at commit {sha}",
+        f"# (the runs: {os.path.relpath(runs_dir, ROOT) if os.path.abspath(runs_dir).startswith(ROOT + os.sep) else runs_dir}).",
+        f"# Machine {name}: {machine}, Linux {platform.release()}; {nsock} socket"
         + ("s." if nsock > 1 else "."),
         f"# Load average {load0:.1f} at the start, {load1:.1f} at the end"
         + (" (a busy machine: every figure reads high, the two-thread ones most)." if max(load0, load1) > 1.5 else "."),
@@ -168,7 +175,8 @@ def main():
         f.write("\n".join(lines) + "\n")
     os.replace(tmpf, a.out)
     print(f"calibrate: wrote {a.out}")
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

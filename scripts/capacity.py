@@ -34,7 +34,6 @@ offered rate, at most six classes, two to a row) beside runs.csv.
 """
 import argparse
 import csv
-import json
 import os
 import sys
 import textwrap

@@ -27,7 +27,7 @@ import sys
 import sbverdict
 from sbrun import line_state, run_manifest
 from sbdesc import MANIFEST, read_manifest
-from sbresults import (np, cdf, die, fmt_rate, job_latencies, load_run, main_classes, parse_with_passthrough, plt,
+from sbresults import (np, cdf, die, fmt_rate, job_latencies, read_run, main_classes, parse_with_passthrough, plt,
                        policy_names, save, split_list)
 
 VERDICT_METRICS = ("throughput (jobs/s)", "p50 all", "p99 all")
@@ -86,10 +86,10 @@ def collect(root):
         if bad:
             die(f"{root}: {len(bad)} of {len(lines)} runs are not done: {', '.join(bad[:4])}"
                 f"{' ...' if len(bad) > 4 else ''} (compare.py --run resumes them)", 1)
-        runs = [load_run(os.path.join(root, ln["out"])) for ln in lines]
+        runs = [read_run(os.path.join(root, ln["out"])) for ln in lines]
     else:
         found = glob.glob(os.path.join(root, "**", "summary.json"), recursive=True)
-        runs = [load_run(os.path.dirname(s)) for s in sorted(found, key=os.path.getmtime)]
+        runs = [read_run(os.path.dirname(s)) for s in sorted(found, key=os.path.getmtime)]
         runs = [r for r in runs if not r["summary"].get("failure") and r["summary"]["reconciliation"]["ok"]]
     if not runs:
         die(f"{root}: no successful runs (summary.json) below it")

@@ -52,7 +52,6 @@ import json
 import math
 import os
 import platform
-import subprocess
 import sys
 import time
 
@@ -61,7 +60,8 @@ import numpy as np
 from sbresults import PROG, die, job_latencies, load_json, policy_names, split_list
 from sbmetg import PATTERNS, PEERS, report
 from sbdesc import read_manifest, write_manifest
-from sbrun import DEFAULT_SCHEDBED, line_state
+from sbread import read_run
+from sbrun import DEFAULT_SCHEDBED, line_state, read_status
 import machines
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -191,15 +191,15 @@ def cmd_expand(a):
 
 # ---- gathering: the finished manifest -> points.csv ----
 
-def read_run(root, ln):
+def run_figures(run, ln):
     """(execution times in ns without the warm-up, tasks per execution, busiest worker's share)."""
-    out = os.path.join(root, ln["out"])
+    out = run["dir"]
     t = ln["tags"]
     if t["kind"] == "peer":
         with open(os.path.join(out, "peer.csv"), newline="") as f:
             rows = list(csv.DictReader(f))
         return [int(r["wall_ns"]) for r in rows[1:]], int(rows[0]["tasks"]), ""
-    s = load_json(os.path.join(out, "summary.json"))
+    s = run["summary"]
     lat = np.concatenate(list(job_latencies(out).values()))
     if len(lat) != t["executions"]:
         die(f"{out}: {len(lat)} jobs recorded of {t['executions']}", 1)
@@ -221,12 +221,15 @@ def gather(root):
         die(f"{len(bad)} of {len(lines)} runs are not finished: {', '.join(bad[:4])}"
             f"{' ...' if len(bad) > 4 else ''} (scripts/sweep.py run {root} finishes them)", 1)
     # one METG table is one machine's: schedbed and the peers record it in every run's meta.json
-    machine = machines.one_machine([machines.of_meta(load_json(os.path.join(root, ln["out"], "meta.json")))
-                                    for ln in lines], f"metg {root}")
+    runs = {ln["id"]: read_run(os.path.join(root, ln["out"]), read_status(root, ln)) for ln in lines}
+    made = [r["provenance"] for r in runs.values()]
+    machine = machines.one_machine(made, f"metg {root}")
+    # the commit every run recorded (the runner checked each against the tree it ran from)
+    commits = sorted({m["sha"][:12] + (" (dirty)" if m["dirty"] else "") for m in made})
     rows = []
     for ln in lines:
         t = ln["tags"]
-        walls, tasks, share = read_run(root, ln)
+        walls, tasks, share = run_figures(runs[ln["id"]], ln)
         # the median execution: a neighbour's burst on the shared machine moves it less than a sum
         wall = float(np.median(walls))
         flop = tasks * t["iterations"] * FLOP_PER_ITER
@@ -255,13 +258,12 @@ def gather(root):
         w.writeheader()
         # four significant digits: the machine's noise is far larger, and the file stays small
         w.writerows({k: f"{v:.4g}" if isinstance(v, float) else v for k, v in r.items()} for r in rows)
-    git = subprocess.run(["git", "-C", HERE, "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout
     with open(os.path.join(root, "peak.json"), "w") as f:
         json.dump({"peak_flops": peak, "peak_system": params["probe"][1], "peak_medians": medians,
                    "peak_iterations": params["peak_iterations"], "threads": params["threads"],
                    "width": params["width"], "steps": params["steps"], "graphs": params["graphs"],
                    "reps": params["reps"], "host": platform.node(), "cpus": os.cpu_count(), "machine": machine,
-                   "git": git.strip(),
+                   "git": ", ".join(commits),
                    "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "command": params["command"]},
                   f, indent=2)
     print(f"{PROG}: {len(rows)} runs gathered; peak {peak / 1e9:.2f} GFLOP/s", file=sys.stderr)

@@ -15,7 +15,7 @@ import json
 import os
 import re
 
-from sbresults import (np, cdf, die, fmt_ns, job_latencies, latency_hist, load_run, plt, save, tail, title_of,
+from sbresults import (np, cdf, die, fmt_ns, job_latencies, latency_hist, read_run, plt, save, tail, title_of,
                        weighted_pct)
 
 TS = re.compile(r'"ts":([0-9.eE+-]+)')
@@ -157,7 +157,7 @@ def main():
     a = ap.parse_args()
     if a.events < 1:
         die("--events must be at least 1")
-    run = load_run(a.run_dir)
+    run = read_run(a.run_dir)
     written = [p for p in (latency_figure(run), timeline_figure(run, a.events)) if p]
     if not written:
         die(f"{a.run_dir}: no jobs recorded and no trace; nothing to plot", 1)

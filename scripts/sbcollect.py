@@ -6,14 +6,14 @@ plot_load needs matplotlib and numpy (loaded when it is called); the rest needs 
 standard library.
 """
 import csv
-import json
 import os
 import sys
 
 import machines
 from sbcli import PROG, die, plural, write_csv
 from sbdesc import read_manifest
-from sbrun import line_state, status_path
+from sbread import read_run
+from sbrun import line_state, read_status
 
 
 def flatten(d, prefix=""):
@@ -80,17 +80,12 @@ def collect(root, csv_path=None, leave_out_failed=False, allow_mixed=False):
     rows, columns = [], list(TAG_COLUMNS)
     extra_tags = []
     for ln in lines:
-        with open(os.path.join(root, ln["out"], "summary.json")) as f:
-            s = json.load(f)
-        with open(status_path(root, ln)) as f:
-            st = json.load(f)
-        with open(os.path.join(root, ln["out"], "meta.json")) as f:
-            meta = json.load(f)
-        git = meta.get("git") or {}
-        # dirty: the program said so, or the runner was allowed to run from a changed tree
-        dirty = bool(git.get("dirty")) or git.get("dirty") is None or bool((st.get("git") or {"dirty": True})["dirty"])
+        st = read_status(root, ln)
+        run = read_run(os.path.join(root, ln["out"]), st)
+        s, made = run["summary"], run["provenance"]
         row = {"id": ln["id"], **ln.get("tags", {}), "args": " ".join(ln["args"]), "elapsed_s": st.get("elapsed_s"),
-               "git_sha": git.get("sha", ""), "dirty": int(dirty), "overloaded": int(bool(st.get("overloaded"))), **machines.of_meta(meta)}
+               "git_sha": made["sha"], "dirty": int(made["dirty"]), "overloaded": int(bool(st.get("overloaded"))),
+               **{k: made[k] for k in machines.COLUMNS}}
         for k in ln.get("tags", {}):
             if k not in columns and k not in extra_tags:
                 extra_tags.append(k)

@@ -6,7 +6,6 @@ runs.tar.xz) and redrawing them from their runs (replot, rows_from_dirs).
 """
 import csv
 import glob
-import json
 import os
 import shutil
 import sys
@@ -20,6 +19,7 @@ from sbresults import die, eng_axis, plt, save  # first: it says so in one line 
 import numpy as np  # noqa: E402
 import capacity  # noqa: E402
 import machines  # noqa: E402
+from sbread import read_run  # noqa: E402
 from sbexp import (LAT, RATE, RATIO, ROOT, configs_of, fmt, medians, metrics_of, orderings,  # noqa: E402
                    provenance, row_config, run_shape, variants_of)
 
@@ -274,12 +274,10 @@ def rows_from_dirs(name, d, exp_dir):
         ci, rk = os.path.basename(os.path.dirname(run)), os.path.basename(run)
         if not os.path.exists(os.path.join(run, "summary.json")):
             continue
-        with open(os.path.join(run, "summary.json")) as f:
-            s = json.load(f)
-        with open(os.path.join(run, "meta.json")) as f:
-            meta = json.load(f)
-        git = meta.get("git") or {}
-        row = {"experiment": name, **machines.of_meta(meta), "git_sha": git.get("sha", ""), "dirty": 1 if git.get("dirty") in (True, None) else 0,
+        r = read_run(run)
+        s, made = r["summary"], r["provenance"]
+        row = {"experiment": name, **{k: made[k] for k in machines.COLUMNS}, "git_sha": made["sha"],
+               "dirty": int(made["dirty"]),
                "seed": float(s["seed"]) if "seed" in s else None, "policy": s.get("policy", ""),
                "workload": s.get("workload", s.get("peer", ""))}
         if "load" in d:  # <policy>/rate-<rate>-r<k>: the variant-less layout of a load sweep

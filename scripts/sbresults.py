@@ -1,21 +1,19 @@
 """sbresults.py - what the plotting and experiment scripts share.
 
-Owns reading a run directory written by `schedbed run` (summary.json, meta.json, jobs.csv.gz,
-latency-hist.json.gz) and the look of every figure (units, log axes, saving PNG and PDF side by
-side); running is sbrun's (run_manifest). It knows no policy and no workload by name: everything
+Owns what the figures need from a run directory beyond sbread's reader (the latencies per class,
+from jobs.csv.gz or latency-hist.json.gz, as numpy arrays) and the look of every figure (units,
+log axes, saving PNG and PDF side by side); running is sbrun's (run_manifest). It knows no policy and no workload by name: everything
 it shows comes from the files. Does not own any figure's content;
 plot_run.py, compare.py, sbcollect.py and sbexpreport.py do.
 
 Run with /usr/bin/python3 (Debian's matplotlib and numpy) and MPLBACKEND=Agg.
 """
-import csv
-import gzip
-import json
 import os
 import subprocess
 import sys
 
 from sbcli import PROG, die, fmt_ns, fmt_rate, split_list  # noqa: F401 (the scripts import them from here too)
+from sbread import job_rows, load_json, read_run  # noqa: F401 (the one reader, for the plotting scripts)
 
 os.environ.setdefault("MPLBACKEND", "Agg")
 try:
@@ -46,48 +44,10 @@ def eng_axis(axis):
     axis.set_major_formatter(EngFormatter(sep=""))
 
 
-def load_json(path):
-    try:
-        with open(path) as f:
-            return json.load(f)
-    except OSError as e:
-        die(f"cannot read {path}: {e.strerror}")
-    except json.JSONDecodeError as e:
-        die(f"{path} is not valid JSON: {e}")
-
-
-def load_run(run_dir):
-    """summary.json and meta.json of one run directory, as dicts, plus 'dir'."""
-    if not os.path.isdir(run_dir):
-        die(f"{run_dir} is not a directory (give a run directory such as results/<run-id>)")
-    s = os.path.join(run_dir, "summary.json")
-    if not os.path.exists(s):
-        die(f"{run_dir} has no summary.json: not a schedbed run directory")
-    run = {"dir": run_dir, "summary": load_json(s), "meta": {}}
-    m = os.path.join(run_dir, "meta.json")
-    if os.path.exists(m):
-        run["meta"] = load_json(m)
-    return run
-
-
 def pct(values, q):
     """Percentile q (0..100) by nearest rank, the one method schedbed's table and summary.json use:
     the smallest value with at least q% of the values at or below it (no interpolation)."""
     return float(np.percentile(values, q, method="inverted_cdf"))
-
-
-def job_rows(run_dir):
-    """The rows of a run's jobs.csv.gz (or an older run's plain jobs.csv) as dicts; empty when
-    neither is there."""
-    path = os.path.join(run_dir, "jobs.csv.gz")
-    if os.path.exists(path):
-        opener = gzip.open
-    else:
-        path, opener = os.path.join(run_dir, "jobs.csv"), open
-        if not os.path.exists(path):
-            return []
-    with opener(path, "rt", newline="") as f:
-        return list(csv.DictReader(f))
 
 
 def latency_hist(run_dir):

@@ -19,11 +19,10 @@ import time
 import machines
 from sbcli import PROG, die, fmt_ns, fmt_rate, fmt_time
 from sbdesc import MANIFEST, read_manifest, write_manifest
+from sbread import RESULT_FILES, check_result, read_run
 from sbtree import check_commit, require_clean
 
 DEFAULT_SCHEDBED = "build/release/schedbed"
-# the numbers a run directory must hold; whatever else a run wrote may be dropped ("slim")
-RESULT_FILES = ("summary.json", "meta.json")
 # what a slim run keeps besides them: per-worker counters and every job's latency as a histogram
 KEEP_FILES = RESULT_FILES + ("workers.csv", "latency-hist.json.gz")
 
@@ -57,28 +56,6 @@ def read_status(root, ln):
         return None
     except (OSError, json.JSONDecodeError) as e:
         return {"state": "failed", "message": f"unreadable status file: {e}"}
-
-
-def check_result(d):
-    """None when d is a complete, successful result directory, else what is wrong with it."""
-    if not os.path.isdir(d):
-        return "no result directory"
-    docs = {}
-    for name in RESULT_FILES:
-        p = os.path.join(d, name)
-        try:
-            with open(p) as f:
-                docs[name] = json.load(f)
-        except FileNotFoundError:
-            return f"{name} is missing (half-written result directory)"
-        except (OSError, json.JSONDecodeError) as e:
-            return f"{name} is unreadable (half-written result directory?): {e}"
-    s = docs["summary.json"]
-    if s.get("failure"):
-        return f"the run recorded a failure: {s['failure']}"
-    if "reconciliation" in s and not s["reconciliation"].get("ok"):
-        return "the run's counts do not reconcile"
-    return None
 
 
 def run_line(root, ln, schedbed, tree):
@@ -128,7 +105,7 @@ def run_line(root, ln, schedbed, tree):
         return finish(False, f"{kind}: {why}", p.returncode)
     if ln["program"] != "schedbed":
         try:
-            write_peer_result(out, cmd, p.stdout, tree, machines.of_program(schedbed))
+            write_peer_result(out, cmd, p.stdout, tree, machines.of_program(schedbed), ln.get("stdout"))
         except (ValueError, OSError) as e:
             return finish(False, f"unexpected output from {exe}: {e}", p.returncode)
     bad = check_result(out)
@@ -146,14 +123,19 @@ def run_line(root, ln, schedbed, tree):
     return finish(True, "overloaded: jobs cancelled after the drain" if overloaded else "", p.returncode)
 
 
-def write_peer_result(out, cmd, stdout, tree, machine):
+def write_peer_result(out, cmd, stdout, tree, machine, keep=None):
     """A peer's result directory gets the same two files as a schedbed run, under a temporary name
     renamed into place when complete. A peer prints either "ns_per_task tasks checksum" (peers_*)
     or a CSV with a header, one row per execution (patterns_*: rep,wall_ns,tasks,flop), kept as
-    peer.csv."""
+    peer.csv. A line with "stdout": NAME keeps whatever the program printed as NAME instead, for
+    its script to read (calibrate's primitive costs)."""
     text = stdout.strip()
     first = text.splitlines()[0] if text else ""
-    if "," in first:
+    if keep:
+        if not text:
+            raise ValueError("no output")
+        ns, tasks, extra = None, None, {keep: text + "\n"}
+    elif "," in first:
         rows = text.splitlines()[1:]
         cols = first.split(",")
         if not rows or "tasks" not in cols or "wall_ns" not in cols:
@@ -173,7 +155,8 @@ def write_peer_result(out, cmd, stdout, tree, machine):
     shutil.rmtree(tmp, ignore_errors=True)
     os.makedirs(tmp)
     with open(os.path.join(tmp, "summary.json"), "w") as f:
-        json.dump({"peer": os.path.basename(cmd[0]), "ns_per_task": ns, "tasks": tasks, "failure": None}, f)
+        json.dump({"peer": os.path.basename(cmd[0]), "failure": None,
+                   **({} if keep else {"ns_per_task": ns, "tasks": tasks})}, f)
     with open(os.path.join(tmp, "meta.json"), "w") as f:
         json.dump({"command": cmd, "host": socket.gethostname(), "git": tree, **machine}, f)
     for name, body in extra.items():
@@ -239,13 +222,11 @@ def pending(root, lines, retry_failed):
 
 def brief(root, ln):
     """A short result for the progress line."""
-    try:
-        with open(os.path.join(root, ln["out"], "summary.json")) as f:
-            s = json.load(f)
-    except (OSError, json.JSONDecodeError):
-        return ""
+    s = read_run(os.path.join(root, ln["out"]))["summary"]
     if "ns_per_task" in s:
         return f"{s['ns_per_task']:.1f} ns/task"
+    if "throughput" not in s:  # a program whose output its script reads ("stdout" lines)
+        return f"{ln.get('stdout', 'output')} kept"
     return f"{fmt_rate(s['throughput'])} jobs/s, p99 {fmt_ns(s['all']['p99'])}"
 
 
@@ -303,7 +284,7 @@ def run_dir(root, schedbed, jobs=0, retry_failed=False, allow_dirty=False, resum
           f"{'one at a time (timing runs)' if all(lines[i].get('timing', True) for i in todo) and not jobs else f'up to {width} at once'}",
           file=sys.stderr)
     t0 = time.monotonic()
-    finished, failed = 0, []
+    finished, failed, sized = 0, [], []
     running = {}  # future -> line index
     queue = list(todo)
     stop = []
@@ -343,6 +324,12 @@ def run_dir(root, schedbed, jobs=0, retry_failed=False, allow_dirty=False, resum
                     print(f"[{done_before + finished:>4}/{len(lines)}] {ln['id']}: {what}  "
                           f"({finished - len(failed)} done, {len(failed)} failed, {fmt_time(el)} elapsed, "
                           f"~{fmt_time(left)} left)", file=sys.stderr)
+                    if st["state"] == "done" and not sized and len(todo) > 1:
+                        sized.append(ln["id"])  # what the whole run will write, known once one run has
+                        out = os.path.join(root, ln["out"])
+                        size = sum(os.path.getsize(os.path.join(out, n)) for n in os.listdir(out))
+                        print(f"      size: {ln['id']} wrote {size / 1e6:.1f} MB; all {len(todo)} runs will write "
+                              f"about {size * len(todo) / 1e6:.1f} MB", file=sys.stderr)
     except KeyboardInterrupt:
         stop.append(signal.SIGINT)
     finally:

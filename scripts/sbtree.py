@@ -9,6 +9,7 @@ import os
 import subprocess
 
 from sbcli import die
+from sbread import provenance
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 TREE = os.path.dirname(HERE)  # the source tree whose state every result records
@@ -59,15 +60,15 @@ def check_commit(out, tree):
     other code. A run allowed on a dirty tree only has to record some sha."""
     try:
         with open(os.path.join(out, "meta.json")) as f:
-            git = json.load(f).get("git") or {}
+            made = provenance(json.load(f))
     except (OSError, json.JSONDecodeError) as e:
         return f"meta.json is unreadable: {e}"
-    sha = git.get("sha")
-    if not sha or sha == "unknown":
+    sha = made["sha"]
+    if not sha:
         return "meta.json records no git sha: the result cannot name the source it measured"
     if not tree["dirty"] and sha != tree["sha"]:
         return (f"meta.json records commit {sha[:12]}, the tree is at {tree['sha'][:12]}: "
                 f"the program was built from another tree")
-    if not tree["dirty"] and git.get("dirty"):
-        return "meta.json says the program's tree was dirty when it ran; the runner found it clean"
+    if not tree["dirty"] and made["dirty"]:
+        return "meta.json says the program's tree was dirty when it ran (or does not say); the runner found it clean"
     return None

@@ -9,12 +9,12 @@ It refuses runs from two machines (machines.one_machine), as every table of the 
 """
 import argparse
 import glob
-import json
 import os
 import re
 import sys
 
 import machines
+from sbread import read_run
 from sbresults import die
 from sbstats import NO_DIFFERENCE, median_ci, order
 from scale import fib_calls
@@ -55,10 +55,8 @@ def load(d):
     for v in VERSIONS:
         for f in sorted(glob.glob(os.path.join(d, v, "*", "summary.json"))):
             tag = re.sub(r"-r\d+$", "", os.path.basename(os.path.dirname(f)))
-            with open(f) as fh:
-                s = json.load(fh)
-            with open(os.path.join(os.path.dirname(f), "meta.json")) as fh:
-                m = json.load(fh)
+            run = read_run(os.path.dirname(f))
+            s, m = run["summary"], run["meta"]
             metas.append(m)
             prefix, _, config = tag.partition("-")
             rows = [prefix] + ([f"{prefix}-point", f"{prefix}-insert"] if prefix == "oltp24k" else [])

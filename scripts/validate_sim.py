@@ -38,6 +38,7 @@ import time
 import machines
 import sbcollect
 import sbdesc
+import sbread
 import sbrun
 from sbcli import die, split_list
 
@@ -202,14 +203,12 @@ def load_rows(d, partial=False):
     for ln in lines:
         if sbrun.line_state(d, ln)[0] != "done":
             continue
-        with open(os.path.join(d, ln["out"], "summary.json")) as f:
-            s = json.load(f)
-        with open(os.path.join(d, ln["out"], "meta.json")) as f:
-            meta = json.load(f)
         st = sbrun.read_status(d, ln) or {}
+        run = sbread.read_run(os.path.join(d, ln["out"]), st)
+        s, made = run["summary"], run["provenance"]
         rows.append({**ln["tags"], **sbcollect.flatten(s), **sbcollect.derived(s), "args": " ".join(ln["args"]),
-                     "git_sha": (meta.get("git") or {}).get("sha", ""), **machines.of_meta(meta),
-                     "overloaded": int(bool(st.get("overloaded")))})
+                     "git_sha": made["sha"], "dirty": int(made["dirty"]),
+                     **{k: made[k] for k in machines.COLUMNS}, "overloaded": int(bool(st.get("overloaded")))})
     print(f"validate_sim: {d}: {len(rows)} of {len(lines)} runs finished; the rest left out (--partial)", file=sys.stderr)
     return rows
 

@@ -43,7 +43,7 @@ RUN = {
     "make bench POLICY=stealing WORKLOAD=mixed THREADS=4": (f'make -s bench POLICY=stealing WORKLOAD=mixed THREADS=4 '
                                                             f'ARGS="{SHORT}"', "stealing"),
     "make plot RUN=results/<run-id>": ("make -s plot RUN={run}", ".png"),
-    "make compare WORKLOAD=oltp": (f'make -s compare WORKLOAD=oltp POLICIES=hybrid,fifo REPS=1 ARGS="{SHORT}"',
+    "make compare WORKLOAD=oltp": (f'make -s compare WORKLOAD=oltp POLICIES=hybrid,fifo REPS=1 ARGS="{SHORT}" {DIRTY}',
                                    ("against hybrid", "not shown (fewer jobs)")),
     "make ab A='--policy stealing' VS='--policy serial'":
         (f"make -s ab A='--policy stealing' VS='--policy serial' ARGS='{SHORT}' {DIRTY}", "B against A"),
@@ -56,7 +56,7 @@ RUN = {
                           "--duration 0.05 --warmup 0.01 --sim-costs $(ls sim/costs-*.txt | head -n 1) "
                           f"--out {{tmp}}/vs\" {DIRTY}", "cells.csv"),
     "make bench-core": ("make -s bench-core BENCH_CORE_ARGS='--reps 5 --fib 16 --chain 1000 --no-callgrind "
-                        "--out {tmp}/bc'", "fib"),
+                        f"--out {{tmp}}/bc' {DIRTY}", "fib"),
     "make fuzz": ("make -s fuzz FUZZ_COUNT=3", ""),
     "make ab": ("make -s ab; test $? = 2", "give both sides"),
     "build/release/schedbed": ("build/release/schedbed; test $? = 2", "valid commands are"),
