@@ -281,7 +281,7 @@ bench: deps $(SCHEDBED)
 	$(SCHEDBED) run --policy $(POLICY) --workload $(WORKLOAD) $(if $(RUN_THREADS),--threads $(RUN_THREADS)) $(ARGS) | tee "$$log"; \
 	rc=$$?; [ $$rc = 0 ] || [ $$rc = 3 ] || exit $$rc; \
 	run=$$(sed -n 's/^results: //p' "$$log") && $(PYTHON) scripts/plot_run.py "$$run" && \
-	gnuplot -e "term='dumb'; only='cdf'" "$$run/plot.gp" && exit $$rc
+	gnuplot -e "only='cdf'" "$$run/plot.gp" && exit $$rc
 
 ## compare     every policy on WORKLOAD, same seed, alternating, REPS rounds: results/compare-<time>/ [ALLOW_DIRTY=1 marks results dirty]
 compare: deps $(SCHEDBED)

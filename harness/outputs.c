@@ -142,8 +142,10 @@ static const char middle[] =
 	"(args: job, stolen, result), suspensions as X events, wake-ups as instants, the window's\n"
 	"start and end as global instants; ts and dur in microseconds from run start.\n"
 	"\n"
-	"plot.gp - a gnuplot script that draws this run's latency CDF and throughput over time from\n"
-	"the files beside it: gnuplot plot.gp (PNG files), or gnuplot -e \"term='dumb'\" plot.gp.\n";
+	"plot.gp - a gnuplot script that draws this run's latency CDF and throughput over time in the\n"
+	"terminal from the files beside it, writing no file: gnuplot plot.gp, or gnuplot -e\n"
+	"\"only='cdf'\" plot.gp for the CDF alone. The figure files (latency_cdf, throughput and, when\n"
+	"traced, timeline, each .png and .pdf) are scripts/plot_run.py's: make plot RUN=<dir>.\n";
 
 void bench_usage_outputs(FILE *f)
 {

@@ -287,7 +287,8 @@ void bench_write_workers(FILE *f, const struct bench_opts *o, struct bench_resul
 /*
  * A gnuplot script that needs nothing but the run's own files (like rt-app's per-run scripts):
  * the latency CDF per class, from jobs.csv.gz, and jobs finished per second over the window in
- * 100 ms bins. The classes, their counts and the window are written in as constants.
+ * 100 ms bins, drawn in the terminal (dumb). The classes, their counts and the window are written
+ * in as constants. It writes no file: the run's figure files are scripts/plot_run.py's.
  */
 void bench_write_plot(FILE *f, const struct bench_opts *o, struct bench_result *r, const struct bench_host *h)
 {
@@ -298,17 +299,16 @@ void bench_write_plot(FILE *f, const struct bench_opts *o, struct bench_result *
 	fprintf(f,
 		"# plot.gp - run %s: latency CDF per job class and throughput over time, from the files\n"
 		"# beside this script (written by schedbed run; see schedbed outputs).\n"
-		"#   gnuplot plot.gp                          latency_cdf_gp.png and throughput_gp.png here\n"
-		"#   gnuplot -e \"term='dumb'\" plot.gp         both in the terminal\n"
-		"#   gnuplot -e \"term='dumb'; only='cdf'\" plot.gp   the CDF alone\n"
-		"if (!exists(\"term\")) term = 'png'\n"
+		"# Draws in the terminal and writes no file (scripts/plot_run.py writes the figure files).\n"
+		"#   gnuplot plot.gp                      both in the terminal\n"
+		"#   gnuplot -e \"only='cdf'\" plot.gp     the CDF alone\n"
 		"if (!exists(\"only\")) only = ''\n"
 		"cd system(sprintf(\"dirname '%%s'\", ARG0))\n"
 		"rows = \"< gzip -dc jobs.csv.gz\"\n"
 		"set datafile separator ','\n"
 		"set key bottom right\n"
 		"set grid\n"
-		"if (term eq 'dumb') { set terminal dumb size 110,32 } else { set terminal pngcairo size 1000,620 }\n",
+		"set terminal dumb size 110,32\n",
 		r->run_id);
 	fputs("classes = \"", f);
 	bool first = true;
@@ -329,19 +329,16 @@ void bench_write_plot(FILE *f, const struct bench_opts *o, struct bench_result *
 	if (!rows) /* past --rows: the CDF and the throughput from latency-hist.json.gz's buckets, written in */
 		bench_write_hist_blocks(f, r);
 	fprintf(f,
-		"if (term ne 'dumb') { set output 'latency_cdf_gp.png' }\n"
 		"set title \"%s: %s on %s, %u workers - latency CDF per class (%s)\" noenhanced\n"
 		"set logscale x\n"
 		/* the dumb terminal has 7 line symbols: past 7 classes two would look alike; a letter each */
-		"cdf_with = (term eq 'dumb') ? 'points pt word(\"A B C D E F G H I J K L M N O P Q R S T U V W X Y Z\", i)'"
-		" : 'steps'\n"
+		"cdf_with = 'points pt word(\"A B C D E F G H I J K L M N O P Q R S T U V W X Y Z\", i)'\n"
 		"set xlabel 'latency (us, log scale)'\n"
 		"set ylabel 'fraction of jobs at or below'\n"
 		"%s"
 		"if (only eq 'cdf') { exit }\n"
 		"unset logscale x\n"
 		"set yrange [0:*]\n"
-		"if (term ne 'dumb') { set output 'throughput_gp.png' }\n"
 		"set title \"%s: jobs finished per second in the window (100 ms bins)\" noenhanced\n"
 		"set xlabel 's from run start'\n"
 		"set ylabel 'jobs/s'\n"

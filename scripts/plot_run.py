@@ -3,29 +3,31 @@
 
 latency_cdf.png/.pdf: the latency distribution of each job class (CDF on a log axis, and the
 tail as a complementary CDF, where p99 and p99.9 can be read off), from the run's
-latency-hist.json.gz: each job at its bucket's upper bound, within 1/64 of its latency. timeline.png/.pdf, when the
+latency-hist.json.gz: each job at its bucket's upper bound, within 1/64 of its latency.
+throughput.png/.pdf: jobs finished (ended ok, all classes) per second over the measurement window
+in 100 ms bins, from latency-hist.json.gz's finished_ok. timeline.png/.pdf, when the
 run was traced (trace.json): what each worker did over the first stretch of the measurement
 window, one lane per worker, tasks coloured by job class, stolen ones darker, suspensions grey
 and wake-ups marked.
 
-Reads only the run's own files; knows no policy or workload by name.
+The only writer of a run's figure files (the run's plot.gp draws in the terminal). Reads only the
+run's own files; knows no policy or workload by name.
 """
 import argparse
 import json
 import os
 import re
 
-from sbresults import (np, cdf, die, fmt_ns, job_latencies, latency_hist, read_run, plt, save, tail, title_of,
-                       weighted_pct)
+from sbresults import (np, cdf, die, fmt_ns, fmt_rate, job_latencies, latency_hist, read_run, plt, save, tail,
+                       title_of, weighted_pct)
 
 TS = re.compile(r'"ts":([0-9.eE+-]+)')
 
 
-def latency_figure(run):
-    """From latency-hist.json.gz (a few KB whatever the run's size: seconds and little memory for
-    millions of jobs), or from the per-job rows of a run older than it."""
+def latency_figure(run, hist):
+    """From latency-hist.json.gz's classes (`hist`: a few KB whatever the run's size: seconds and
+    little memory for millions of jobs), or, when None, from the per-job rows of a run older than it."""
     s = run["summary"]
-    hist = latency_hist(run["dir"])
     if hist is None:
         hist = {c: (np.sort(v), np.ones(len(v))) for c, v in job_latencies(run["dir"]).items()}
     if not hist:
@@ -47,6 +49,31 @@ def latency_figure(run):
                  f"{s['window_s']:.2f} s window\n{s['run_id']}")
     fig.tight_layout()
     return save(fig, run["dir"], "latency_cdf")
+
+
+def throughput_figure(run, finished):
+    """Jobs finished per second in each 100 ms bin the window touches (it opens inside the first),
+    from latency-hist.json.gz's finished_ok (`finished`, as latency_hist gives it); None without it."""
+    if finished is None or not finished[1].sum():
+        return None
+    s = run["summary"]
+    start, counts, bin_s = finished
+    n = min(len(counts), int(np.ceil(s["window_s"] / bin_s - 1e-9)) + 1)
+    start, rate = start[:n], counts[:n] / bin_s
+    fig, ax = plt.subplots(figsize=(12, 4.6))
+    ax.stairs(rate, np.append(start, start[-1] + bin_s), label=f"all classes ({int(counts[:n].sum())} jobs)")
+    if s.get("throughput") is not None:
+        ax.axhline(s["throughput"], color="grey", lw=0.8, ls=":",
+                   label=f"over the window: {fmt_rate(s['throughput'])} jobs/s")
+    ax.set_xlim(start[0], start[-1] + bin_s)
+    ax.set_ylim(0, None)
+    ax.set_xlabel("time from run start (s)")
+    ax.set_ylabel(f"jobs finished per second ({bin_s * 1e3:.0f} ms bins)")
+    ax.legend(loc="lower right")
+    fig.suptitle(f"{title_of(s)}: jobs finished per second over the window, {s['threads']} workers, "
+                 f"{s['window_s']:.2f} s window\n{s['run_id']}")
+    fig.tight_layout()
+    return save(fig, run["dir"], "throughput")
 
 
 def read_trace(path, limit):
@@ -158,7 +185,9 @@ def main():
     if a.events < 1:
         die("--events must be at least 1")
     run = read_run(a.run_dir)
-    written = [p for p in (latency_figure(run), timeline_figure(run, a.events)) if p]
+    classes, finished = latency_hist(run["dir"]) or (None, None)
+    written = [p for p in (latency_figure(run, classes), throughput_figure(run, finished),
+                           timeline_figure(run, a.events)) if p]
     if not written:
         die(f"{a.run_dir}: no jobs recorded and no trace; nothing to plot", 1)
     for p in written:

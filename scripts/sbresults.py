@@ -51,9 +51,11 @@ def pct(values, q):
 
 
 def latency_hist(run_dir):
-    """{class name: (latencies in ns, jobs)} of the run's latency-hist.json.gz: every bucket that
-    holds jobs that ended ok, at its upper bound (at most 1/64 above the jobs in it), ascending;
-    None when the run has no such file (runs older than it)."""
+    """The run's latency-hist.json.gz as (classes, finished); None when the run has no such file
+    (runs older than it). classes: {class name: (latencies in ns, jobs)}, every bucket that holds
+    jobs that ended ok, at its upper bound (at most 1/64 above the jobs in it), ascending.
+    finished: (bin starts in s from run start, jobs that ended ok in each bin, the bin's length in
+    s), the bins from the one the window opens in; None when the file has no finished_ok."""
     from sbhist import HIST_FILE, bucket_low, bucket_width, hist_pairs, read_histogram
     if not os.path.exists(os.path.join(run_dir, HIST_FILE)):
         return None
@@ -64,7 +66,12 @@ def latency_hist(run_dir):
         if cls != "all" and pairs:
             out[cls] = (np.array([bucket_low(i) + bucket_width(i) - 1 for i, _ in pairs], dtype=np.float64),
                         np.array([n for _, n in pairs], dtype=np.float64))
-    return out
+    fin = doc.get("finished_ok")
+    finished = None
+    if fin:
+        counts = np.array(fin["counts"], dtype=np.float64)
+        finished = (fin["first_bin_s"] + fin["bin_s"] * np.arange(len(counts)), counts, float(fin["bin_s"]))
+    return out, finished
 
 
 def job_latencies(run_dir):
@@ -73,7 +80,8 @@ def job_latencies(run_dir):
     upper bound."""
     rows = job_rows(run_dir)
     if not rows:
-        return {c: np.repeat(x, n.astype(np.int64)) for c, (x, n) in (latency_hist(run_dir) or {}).items()}
+        hist = latency_hist(run_dir)
+        return {c: np.repeat(x, n.astype(np.int64)) for c, (x, n) in (hist[0] if hist else {}).items()}
     out = {}
     for row in rows:
         if "class" not in row or "latency_ns" not in row:

@@ -3,9 +3,10 @@
  * a small bounded run of the micro workload, under every registered policy, exits 0 and writes
  * the seven files: meta.json and summary.json parse and hold the required keys (and the values
  * the command line set), summary.json's percentiles are jobs.csv's, the CSV headers are exact,
- * every job is a row; scripts/plot_run.py and the run's own plot.gp draw it; harness/outputs.c
- * documents every column and key; two runs never share a result directory; the table names
- * what the policy did; doubles are written in their shortest round-trip form.
+ * every job is a row; scripts/plot_run.py draws its figures and the run's own plot.gp draws it
+ * in the terminal, writing no file; harness/outputs.c documents every column and key; two runs
+ * never share a result directory; the table names what the policy did; doubles are written in
+ * their shortest round-trip form.
  *
  * The program runs as in cli.c (SCHEDBED_BIN, tests/common.h).
  */
@@ -156,12 +157,14 @@ Test(cli, plot_run_makes_pngs, .timeout = 120)
 	run_in(dir, argv, o);
 	cr_assert_eq(o->status, 0, "plot_run.py: exit %d, stderr: %s", o->status, o->err);
 	expect_png(run, "latency_cdf.png");
+	expect_png(run, "throughput.png");
 	expect_png(run, "timeline.png");
 	free(run);
 	scratch_done(dir, o);
 }
 
-/* The run's own gnuplot script draws its latency CDF in the terminal and both PNGs. */
+/* The run's own gnuplot script draws in the terminal, the latency CDF alone or with the
+ * throughput, and writes no file (the figure files are plot_run.py's). */
 Test(cli, run_gnuplot_script_draws, .timeout = 120)
 {
 	char *dir = make_tmp();
@@ -169,11 +172,12 @@ Test(cli, run_gnuplot_script_draws, .timeout = 120)
 	char gp[700];
 	snprintf(gp, sizeof gp, "%s/plot.gp", run);
 	struct outcome *o = outcome_new();
-	char *dumb[] = { "/usr/bin/gnuplot", "-e", "term='dumb'; only='cdf'", gp, NULL };
-	run_in(dir, dumb, o);
-	cr_assert_eq(o->status, 0, "gnuplot (dumb): exit %d, stderr: %s", o->status, o->err);
+	char *cdf[] = { "/usr/bin/gnuplot", "-e", "only='cdf'", gp, NULL };
+	run_in(dir, cdf, o);
+	cr_assert_eq(o->status, 0, "gnuplot (only='cdf'): exit %d, stderr: %s", o->status, o->err);
 	cr_expect(strstr(o->out, "latency CDF") && strstr(o->out, "chain"), "the CDF and its class in the terminal: %s",
 		  o->out);
+	cr_expect(!strstr(o->out, "jobs finished per second"), "only='cdf': no throughput: %s", o->out);
 	/* the curve is drawn: the class's mark (the first class's letter, A) appears beyond the legend,
 	 * at several points (jobs of like latency share a character cell: how many cells varies) */
 	size_t marks = 0;
@@ -181,11 +185,18 @@ Test(cli, run_gnuplot_script_draws, .timeout = 120)
 		marks += *s == 'A';
 	cr_expect(marks > 3, "the CDF has a curve (%zu marks): %s", marks, o->out);
 	cr_expect(o->err[0] == 0, "gnuplot says nothing on stderr: %s", o->err);
-	char *png[] = { "/usr/bin/gnuplot", gp, NULL };
-	run_in(dir, png, o);
-	cr_assert_eq(o->status, 0, "gnuplot (png): exit %d, stderr: %s", o->status, o->err);
-	expect_png(run, "latency_cdf_gp.png");
-	expect_png(run, "throughput_gp.png");
+	char *both[] = { "/usr/bin/gnuplot", gp, NULL };
+	run_in(dir, both, o);
+	cr_assert_eq(o->status, 0, "gnuplot: exit %d, stderr: %s", o->status, o->err);
+	cr_expect(strstr(o->out, "latency CDF") && strstr(o->out, "jobs finished per second"),
+		  "the CDF and the throughput in the terminal: %s", o->out);
+	cr_expect(o->err[0] == 0, "gnuplot says nothing on stderr: %s", o->err);
+	char listed[4096];
+	listing(run, listed, sizeof listed);
+	cr_expect_str_eq(listed, "jobs.csv.gz\nlatency-hist.json.gz\nmeta.json\nplot.gp\nsummary.json\nworkers.csv\n",
+			 "gnuplot wrote no file in the run directory: %s", listed);
+	listing(dir, listed, sizeof listed);
+	cr_expect_str_eq(listed, "run\n", "nor beside it: %s", listed);
 	free(run);
 	scratch_done(dir, o);
 }
@@ -236,7 +247,7 @@ Test(cli, latency_hist_keeps_every_job, .timeout = 60)
 }
 
 /* Past --rows the per-job rows are not written; the histogram is, and both plots draw from it:
- * plot.gp (its data written in) and plot_run.py. */
+ * plot.gp (its data written in, in the terminal) and plot_run.py (its figure files). */
 Test(cli, past_rows_the_histogram_is_plotted, .timeout = 120)
 {
 	char *dir = make_tmp();
@@ -261,9 +272,9 @@ Test(cli, past_rows_the_histogram_is_plotted, .timeout = 120)
 			    gp, NULL),
 		  "summary.json says the rows were not written");
 	snprintf(gp, sizeof gp, "%s/plot.gp", run);
-	char *dumb[] = { "/usr/bin/gnuplot", "-e", "term='dumb'", gp, NULL };
+	char *dumb[] = { "/usr/bin/gnuplot", gp, NULL };
 	run_in(dir, dumb, o);
-	cr_expect_eq(o->status, 0, "gnuplot (dumb): exit %d, stderr: %s", o->status, o->err);
+	cr_expect_eq(o->status, 0, "gnuplot: exit %d, stderr: %s", o->status, o->err);
 	cr_expect(strstr(o->out, "latency CDF") && strstr(o->out, "tiny") && strstr(o->out, "jobs finished per second"),
 		  "the CDF and the throughput in the terminal: %s", o->out);
 	cr_expect(o->err[0] == 0, "gnuplot says nothing on stderr: %s", o->err);
@@ -271,6 +282,7 @@ Test(cli, past_rows_the_histogram_is_plotted, .timeout = 120)
 	run_in(dir, plot, o);
 	cr_expect_eq(o->status, 0, "plot_run.py: exit %d, stderr: %s", o->status, o->err);
 	expect_png(run, "latency_cdf.png");
+	expect_png(run, "throughput.png");
 	scratch_done(dir, o);
 }
 

@@ -79,9 +79,12 @@ RUN = {
     "schedbed run --executor sim ...": ("build/release/schedbed run --executor sim --threads 64 --policy stealing "
                                         "--workload micro --jobs 8 --set length=100 --out {tmp}/sim "
                                         "--sim-costs $(ls sim/costs-*.txt | head -n 1)", "results:"),
-    "gnuplot plot.gp": ("cd {run} && gnuplot plot.gp && ls latency_cdf_gp.png", "latency_cdf_gp.png"),
-    "gnuplot -e \"term='dumb'\" plot.gp": ("gnuplot -e \"term='dumb'\" {run}/plot.gp; grep '^classes = ' {run}/plot.gp",
-                                           lambda out: "s from run start" in out and one_mark_per_class(out)),
+    # in the terminal, writing no file (the run's figure files are plot_run.py's)
+    "gnuplot plot.gp": ("cd {run} && ls >{tmp}/before && gnuplot plot.gp && ls | diff {tmp}/before - && "
+                        "grep '^classes = ' plot.gp",
+                        lambda out: "s from run start" in out and one_mark_per_class(out)),
+    "gnuplot -e \"only='cdf'\" plot.gp": ("gnuplot -e \"only='cdf'\" {run}/plot.gp",
+                                          lambda out: "latency CDF" in out and "s from run start" not in out),
     "scripts/sweep.py expand sweeps/hybrid.json sweeps/wake.json --out results/mine":
         (f"scripts/sweep.py expand sweeps/hybrid.json sweeps/wake.json --out {{tmp}}/mine --reps 1 {SHORT}",
          "manifest.jsonl"),
@@ -97,7 +100,7 @@ RUN = {
 # hybrid-on-oltp benches would share a run id within one second, the sweep commands follow the
 # manifest they read.
 CHAINS = [
-    ["make bench", "make plot RUN=results/<run-id>", "gnuplot plot.gp", "gnuplot -e \"term='dumb'\" plot.gp",
+    ["make bench", "make plot RUN=results/<run-id>", "gnuplot plot.gp", "gnuplot -e \"only='cdf'\" plot.gp",
      'make bench ARGS="--set lightweight_job_level=20"'],
     ["scripts/sweep.py expand sweeps/hybrid.json sweeps/wake.json --out results/mine",
      "scripts/sweep.py run results/mine", "scripts/sweep.py status results/mine",
