@@ -34,7 +34,6 @@ indicative, ratios from one run are what to compare.
 """
 import argparse
 import csv
-import json
 import os
 import platform
 import shutil
@@ -130,8 +129,7 @@ def instructions_per_task(c, sb, peers, small, large):
             if ir is None:
                 return None
             if n is None:
-                with open(os.path.join(d, "run", "summary.json")) as f:
-                    n = 2 * job_tasks(json.load(f))  # callgrind counts both rounds
+                n = 2 * job_tasks(read_run(os.path.join(d, "run"))["summary"])  # callgrind counts both rounds
         irs.append(ir)
         tasks.append(n)
     return (irs[1] - irs[0]) / (tasks[1] - tasks[0])
