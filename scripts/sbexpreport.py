@@ -19,6 +19,7 @@ from sbresults import die, eng_axis, plt, save  # first: it says so in one line 
 import numpy as np  # noqa: E402
 import capacity  # noqa: E402
 import machines  # noqa: E402
+import sbstats  # noqa: E402
 from sbread import read_run  # noqa: E402
 from sbexp import (LAT, RATE, RATIO, ROOT, configs_of, fmt, medians, metrics_of, orderings,  # noqa: E402
                    provenance, row_config, run_shape, variants_of)
@@ -126,15 +127,18 @@ def plot(name, d, rows, out, machine):
 # ---- comparison with the committed numbers ----------------------------------------------------
 
 def committed_medians(name, d):
-    """{label: {metric title: median}} from results/paper/<name>/table.csv (or the load sweep's
-    older sweep.csv); None when nothing is committed."""
+    """{label: {metric title: (median, ci low, ci high, runs)}} from results/paper/<name>/table.csv
+    (or the load sweep's older sweep.csv, whose medians have no interval and no run count: runs 0,
+    so no verdict); None when nothing is committed."""
     table = os.path.join(PAPER, name, "table.csv")
     if os.path.exists(table):
         out = {}
         with open(table, newline="") as f:
             for r in csv.DictReader(f):
-                out[r["configuration"]] = {m["title"]: float(r[f"{m['title']} median"])
-                                           for m in metrics_of(d) if r.get(f"{m['title']} median")}
+                out[r["configuration"]] = {
+                    m["title"]: tuple(float(r.get(f"{m['title']} {k}") or r[f"{m['title']} median"])
+                                      for k in ("median", "ci_low", "ci_high")) + (int(r.get("runs") or 0),)
+                    for m in metrics_of(d) if r.get(f"{m['title']} median")}
         return out
     old = os.path.join(PAPER, name, "sweep.csv")
     if "load" in d and os.path.exists(old):
@@ -143,21 +147,39 @@ def committed_medians(name, d):
             for r in csv.DictReader(f):
                 by.setdefault(f"{r['policy']}, {d['load']['param']}={float(r['rate']):g}", []).append(r)
         cols = {"jobs/s": ("throughput", 1), "p50": ("p50_us", 1e3), "p99": ("p99_us", 1e3), "p99.9": ("p999_us", 1e3)}
-        return {lab: {t: float(np.median([float(r[c]) * k for r in rs])) for t, (c, k) in cols.items()}
+        return {lab: {t: (float(np.median([float(r[c]) * k for r in rs])),) * 3 + (0,) for t, (c, k) in cols.items()}
                 for lab, rs in by.items()}
     return None
 
 
-def compare_with_paper(name, d, rows):
-    """Markdown: each new median next to the committed one, and their ratio."""
+def committed_machine(name):
+    """The machine of the committed runs (their runs.csv), or None when it does not say."""
+    path = os.path.join(PAPER, name, "runs.csv")
+    if not os.path.exists(path):
+        return None
+    rows = sbcollect.read_rows(path)
+    names = list(machines.machines(rows))
+    return machines.name(names[0]) if len(names) == 1 else None
+
+
+def compare_with_paper(name, d, rows, machine):
+    """Markdown: each new median next to the committed one, their ratio, and, by the interval rule
+    (sbstats.order: 95% intervals apart, at least 3 runs a side), whether the two differ (marked
+    DIFFERS), counted at the end: the
+    committed table reproduced is the count being 0. Runs of another machine than the committed
+    ones are compared too, and the header says that the ratio is then no reproduction."""
     old = committed_medians(name, d)
     if old is None:
         return f"### {name}\n\nnothing committed under {os.path.relpath(PAPER, ROOT)}/{name}/ to compare with.\n"
+    theirs = committed_machine(name)
+    same = theirs == machine
     ms = metrics_of(d)
     new = medians(d, rows)
-    lines = [f"### {name}", "", "new median / committed median (ratio)", "",
+    lines = [f"### {name}", "", f"these runs: {machine}; committed: {theirs or 'machine not recorded'}"
+             + ("" if same else " (not the same machine: a difference here is no failure to reproduce)"), "",
+             "new median / committed median (ratio; DIFFERS where the two 95% intervals are apart)", "",
              "| configuration | " + " | ".join(m["title"] for m in ms) + " |", "|---|" + "---|" * len(ms)]
-    ratios = []
+    ratios, differ, compared = [], [], 0
     for label, cells in new.items():
         shown = []
         for m in ms:
@@ -165,14 +187,20 @@ def compare_with_paper(name, d, rows):
             if c is None or o is None:
                 shown.append("-")
                 continue
-            ratio = c[0] / o if o else float("nan")
+            ratio = c[0] / o[0] if o[0] else float("nan")
             if np.isfinite(ratio):
                 ratios.append(ratio)
-            shown.append(f"{fmt(m['format'], c[0])} / {fmt(m['format'], o)} ({ratio:.2f})")
+            compared += 1
+            apart = sbstats.order("new", c[:3], "committed", o[:3], c[5], o[3]) != sbstats.NO_DIFFERENCE
+            if apart:
+                differ.append(f"{label} {m['title']}")
+            shown.append(f"{fmt(m['format'], c[0])} / {fmt(m['format'], o[0])} ({ratio:.2f}{', DIFFERS' if apart else ''})")
         lines.append(f"| {label} | " + " | ".join(shown) + " |")
     if ratios:
         lines += ["", f"ratios: median {np.median(ratios):.2f}, {min(ratios):.2f}..{max(ratios):.2f} "
                       f"over {len(ratios)} figures"]
+    lines += ["", f"interval rule: {len(differ)} of {compared} figures differ from the committed ones"
+              + (f": {', '.join(differ)}" if differ else "")]
     return "\n".join(lines) + "\n"
 
 
@@ -201,7 +229,7 @@ def report(out, names, descs, update, allow_mixed=False):
             load_figures(exp_dir, d, mine, allow_mixed)
         else:
             plot(n, d, mine, exp_dir, machine)
-        vs.append(compare_with_paper(n, d, mine))
+        vs.append(compare_with_paper(n, d, mine, machine))
     with open(os.path.join(out, "vs-paper.md"), "w") as f:
         f.write("# These runs against the committed results\n\n" + "\n".join(vs))
     print("\n" + "\n".join(vs))

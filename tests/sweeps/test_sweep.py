@@ -14,6 +14,7 @@ import glob
 import hashlib
 import json
 import os
+import re
 import shutil
 import signal
 import socket
@@ -275,7 +276,7 @@ def test_reproduce_leaves_paper_alone_and_compares(tmp):
     paper = os.path.join(ROOT, "results", "paper")
     before = tree_digest(paper)
     out = os.path.join(tmp, "repro")
-    p = subprocess.run([PY, os.path.join(ROOT, "scripts", "experiments.py"), "--schedbed", SCHEDBED, "--allow-dirty", "--reps", "1",
+    p = subprocess.run([PY, os.path.join(ROOT, "scripts", "experiments.py"), "--schedbed", SCHEDBED, "--allow-dirty", "--reps", "3",
                         "--duration", "0.2", "--warmup", "0", "--out", out, "placement"],
                        capture_output=True, text=True, timeout=300, cwd=tmp)
     assert p.returncode == 0, p.stdout + p.stderr
@@ -308,6 +309,29 @@ def test_reproduce_leaves_paper_alone_and_compares(tmp):
     assert tree_digest(packed) == tree_digest(os.path.join(out, "placement"))
     assert tree_digest(os.path.join(fake, "batch")) == other
     assert not os.path.exists(os.path.join(fake, "placement.old"))
+    # the interval rule against the committed table: every figure compared, the count said; a
+    # committed median planted 100 times too high (interval and all) is the one that DIFFERS
+    assert re.search(r"^interval rule: \d+ of \d+ figures differ", vs, re.M), vs
+    assert "these runs: " in vs and "; committed: " in vs, vs
+    import sbdesc
+    d = sbdesc.load_description(os.path.join(ROOT, "sweeps", "placement.json"))
+    rows = sbexpreport.sbcollect.read_rows(os.path.join(out, "placement", "runs.csv"))
+    new = sbexpreport.medians(d, rows)["least loaded"]["jobs/s"]
+    table = os.path.join(fake, "placement", "table.csv")
+    with open(table, newline="") as f:
+        got = list(csv.DictReader(f))
+    for r in got:
+        if r["configuration"] == "least loaded":
+            for i, k in enumerate(("median", "ci_low", "ci_high")):
+                r[f"jobs/s {k}"] = str(new[i] * 100)
+    with open(table, "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=list(got[0]))
+        w.writeheader()
+        w.writerows(got)
+    text = sbexpreport.compare_with_paper("placement", d, rows, "some machine")
+    assert text.splitlines()[-1].endswith("1 of 15 figures differ from the committed ones: least loaded jobs/s"), text
+    assert "(0.01, DIFFERS)" in text, text
+    assert "not the same machine" in text, text
 
 
 def git(tree, *args):
