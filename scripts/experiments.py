@@ -73,7 +73,9 @@ def main():
         report(a.report, a.experiments, descs, a.update_paper, a.allow_mixed)
         return 0
     if a.replot:
-        replot(a.experiments or list(descs), descs, a.allow_mixed)
+        refused = replot(a.experiments or list(descs), descs, a.allow_mixed)
+        if refused:
+            die(f"not redrawn, runs from two machines: {', '.join(refused)} (the rest was redrawn)", 1)
         return 0
     names = a.experiments or default_experiments(descs)
     out = a.out or os.path.join("results", "reproduce-" + time.strftime("%Y%m%dT%H%M%SZ", time.gmtime()))

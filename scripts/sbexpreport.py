@@ -327,7 +327,10 @@ def replot(names, descs, allow_mixed=False):
     """Tables and figures of results/paper/<name>/ again, from the result directories committed
     there (what --update-paper copied), with today's statistics and figure rules. A load sweep's
     rows come from its committed runs.csv where there is one (its variants' layout is not one
-    rows_from_dirs reads)."""
+    rows_from_dirs reads). An experiment whose runs come from two machines is left as it is and
+    named (each table shows one machine unless allow_mixed), and the others are redrawn: the
+    return value is the list of those left, for the exit status."""
+    refused = []
     for n in names:
         d, exp_dir = descs[n], os.path.join(PAPER, n)
         runs_csv = os.path.join(exp_dir, "runs.csv")
@@ -342,6 +345,12 @@ def replot(names, descs, allow_mixed=False):
             print(f"experiments: {os.path.relpath(exp_dir, ROOT)}/ holds no runs of {', '.join(missing)}; not redrawn",
                   file=sys.stderr)
             continue
+        if len(machines.machines(rows)) > 1 and not allow_mixed:
+            listed = "; ".join(f"{machines.name(k)} ({c} runs)" for k, c in machines.machines(rows).items())
+            print(f"experiments: {os.path.relpath(exp_dir, ROOT)}/: runs from two machines ({listed}); not redrawn "
+                  f"({machines.FLAG} draws it, marked MIXED)", file=sys.stderr)
+            refused.append(n)
+            continue
         machine = machines.one_machine(rows, os.path.relpath(exp_dir, ROOT), allow_mixed)
         for old in {*glob.glob(os.path.join(exp_dir, n + "*.png")), *glob.glob(os.path.join(exp_dir, n + "*.pdf")),
                     *glob.glob(os.path.join(exp_dir, "sweep_p99*"))}:
@@ -354,6 +363,7 @@ def replot(names, descs, allow_mixed=False):
             continue
         for png in plot(n, d, rows, exp_dir, machine):
             print(png)
+    return refused
 
 
 def update_paper(out, names):
