@@ -295,6 +295,7 @@ compare: deps $(SCHEDBED)
 
 ## ab          A/B with a verdict: make ab A='--policy stealing' VS='--policy serial' [WORKLOAD=oltp] [ARGS=..] [AB_REPS=5]:
 ##             A VS A VS ..., a median with its 95% interval per metric, VS faster/slower/no difference: results/ab-<time>/
+##             [A_BUILD=BIN] [VS_BUILD=BIN]: that side runs another schedbed (an earlier commit's: two builds compared)
 # (B names the build directory, so the second side is VS.) A side without --policy runs POLICY,
 # without --workload WORKLOAD; without --duration or --jobs every run measures 3 s.
 AB_REPS ?= 5
@@ -303,6 +304,7 @@ ab: deps $(SCHEDBED)
 	$(SAY_THREADS)
 	$(PYTHON) scripts/ab.py --schedbed $(SCHEDBED) --a "$(A) $(if $(findstring --policy,$(A)),,--policy $(POLICY))" \
 		--b "$(VS) $(if $(findstring --policy,$(VS)),,--policy $(POLICY))" --reps $(AB_REPS) $(if $(ALLOW_DIRTY),--allow-dirty) \
+		$(if $(A_BUILD),--a-build $(A_BUILD)) $(if $(VS_BUILD),--b-build $(VS_BUILD)) \
 		results/ab-$(STAMP) -- $(if $(findstring --workload,$(A)$(VS)),,--workload $(WORKLOAD)) \
 		$(if $(RUN_THREADS),--threads $(RUN_THREADS)) \
 		$(if $(findstring --duration,$(A)$(VS)$(ARGS))$(findstring --jobs,$(A)$(VS)$(ARGS)),,--duration 3) $(ARGS)
@@ -349,7 +351,7 @@ $(B)/release/patterns_tbb: peers/patterns_tbb.cpp $(PATTERNS_PEER_OBJ) | deps
 	g++ -std=c++17 -O2 -Wall -Wextra $^ -ltbb -o $@
 
 METG_ARGS ?=
-## metg        METG(50%) of every policy and the OpenMP/oneTBB peers on the task-graph patterns, through the manifest runner: results/metg-<time>/ (METG_ARGS='--patterns a,b --reps 3')
+## metg        METG(50%) of every policy and the OpenMP/oneTBB peers on the task-graph patterns, through the manifest runner: results/metg-<time>/ (METG_ARGS='--patterns a,b --reps 5')
 metg: deps $(SCHEDBED) $(B)/release/patterns_omp $(B)/release/patterns_tbb
 	d=results/metg-$(STAMP); $(PYTHON) scripts/metg.py expand --schedbed $(SCHEDBED) --out $$d $(METG_ARGS) && \
 	$(PYTHON) scripts/sweep.py run $$d --schedbed $(SCHEDBED) $(if $(ALLOW_DIRTY),--allow-dirty) && $(PYTHON) scripts/metg.py report $$d
@@ -373,8 +375,10 @@ ALLOW_DIRTY ?=
 ## reproduce   every experiment behind PAPER.md (sweeps/*.json) into a new results/reproduce-<time>/, compared with
 ##             results/paper/; refuses a tree with uncommitted changes: [EXPERIMENTS='a b']
 ##             [REPRODUCE_ARGS='--reps 1 --duration 1'] [UPDATE=1 replaces results/paper/] [ALLOW_DIRTY=1 marks results dirty]
+##             [VS_BUILD=BIN: every run also with that schedbed, alternated; vs-build.md compares the two builds]
 reproduce: deps $(SCHEDBED) peers
 	$(PYTHON) scripts/experiments.py --schedbed $(SCHEDBED) $(if $(UPDATE),--update-paper) $(if $(ALLOW_DIRTY),--allow-dirty) \
+		$(if $(VS_BUILD),--vs-build $(VS_BUILD)) \
 		$(REPRODUCE_ARGS) $(EXPERIMENTS)
 
 ## clean       remove the build directory (results/ stays)

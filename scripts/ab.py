@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 """ab.py - two configurations A and B, alternated, and a verdict per metric.
 
-    ab.py --a "RUN ARGS" --b "RUN ARGS" [--reps N] [--seed N] [--schedbed BIN] [--allow-dirty] DIR [-- COMMON ARGS]
+    ab.py --a "RUN ARGS" --b "RUN ARGS" [--a-build BIN] [--b-build BIN] [--reps N] [--seed N] [--schedbed BIN]
+          [--allow-dirty] DIR [-- COMMON ARGS]
     ab.py DIR
         the verdict table of the finished runs in DIR again
 
@@ -12,6 +13,11 @@ Then one line per metric: throughput, p50 and p99 of all jobs and of every class
 median with its 95% bootstrap interval, and B "faster", "slower" or "no difference measured"
 against A by the study's rule (sbstats.py: an ordering only when the intervals do not overlap).
 Runs whose settings or machines differ are never pooled (sbverdict.py).
+
+--a-build / --b-build run that side with another schedbed, an earlier commit's build say (make
+it in a worktree of that commit): an A/B of two builds, same arguments or not, alternated like
+any other. Such a side's runs record their own commit, which the table prints beside its side;
+the other side's must be this tree's, as always.
 """
 import argparse
 import os
@@ -22,6 +28,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import sbverdict  # noqa: E402
 import sbdesc  # noqa: E402
 import sbrun  # noqa: E402
+import machines  # noqa: E402
 from sbread import read_run  # noqa: E402
 from sbcli import die, fmt_ns, run_seconds  # noqa: E402
 
@@ -29,14 +36,16 @@ MIN_REPS = 5  # the study's rule: fewer repetitions give a median no interval wo
 SIDES = ("A", "B")
 
 
-def manifest_lines(sides, reps, seed, common):
-    """A B A B ...: repetition k of each side with seed + k - 1."""
+def manifest_lines(sides, reps, seed, common, builds=()):
+    """A B A B ...: repetition k of each side with seed + k - 1; a side in builds runs its own
+    program (the line names the build, the runner is given its path)."""
     lines = []
     for k in range(1, reps + 1):
         for name, args in sides:
             lines.append({"id": f"ab.{name}.r{k}", "out": f"{name}/r{k}", "timing": True, "slim": True,
                           "program": "schedbed", "args": args + common + ["--seed", str(seed + k - 1)],
-                          "tags": {"side": name, "rep": k, "args": " ".join(args)}})
+                          "tags": {"side": name, "rep": k, "args": " ".join(args)},
+                          **({"build": name} if name in builds else {})})
     return lines
 
 
@@ -55,7 +64,8 @@ def load(root):
     for ln in lines:
         state, why = sbrun.line_state(root, ln)
         if state != "done":
-            die(f"{ln['id']} is {state}: {why} (resume with: scripts/sweep.py run {root} --retry-failed)", 1)
+            builds = "".join(f" --build {b}=PATH" for b in sorted({x["build"] for x in lines if x.get("build")}))
+            die(f"{ln['id']} is {state}: {why} (resume with: scripts/sweep.py run {root} --retry-failed{builds})", 1)
         run = read_run(os.path.join(root, ln["out"]))
         sides.setdefault(ln["tags"]["side"], []).append(run)
     return lines, sides
@@ -71,9 +81,11 @@ def report(root):
         die(str(e), 1)
     args = {ln["tags"]["side"]: ln["tags"]["args"] for ln in lines}
     a, b = sides["A"], sides["B"]
-    print(f"A: {args['A']}  ({len(a)} runs)\nB: {args['B']}  ({len(b)} runs)")
-    print(f"on {a[0]['meta'].get('cpu_model')}, {a[0]['meta'].get('cores_online')} cores; "
-          f"commit {(a[0]['meta'].get('git') or {}).get('sha', '?')[:12]}")
+    def commit(runs):
+        return ", ".join(sorted({r["provenance"]["sha"][:12] + (" (dirty)" if r["provenance"]["dirty"] else "")
+                                 for r in runs}))
+    print(f"A: {args['A']}  ({len(a)} runs, commit {commit(a)})\nB: {args['B']}  ({len(b)} runs, commit {commit(b)})")
+    print(f"on {machines.name(machines.key(a[0]['provenance']))}")
     for text in sbverdict.table("A", a, "B", b):
         print(text)
     worst = max((r["summary"]["all"]["p99"] or 0) for r in a + b)
@@ -92,6 +104,8 @@ def main():
     ap.add_argument("--reps", type=int, default=MIN_REPS, help="runs of each side (default %(default)s, at least 5)")
     ap.add_argument("--seed", type=int, default=1, help="repetition k runs with seed + k - 1 (default %(default)s)")
     ap.add_argument("--schedbed", default=sbrun.DEFAULT_SCHEDBED, help="the program (default %(default)s)")
+    ap.add_argument("--a-build", metavar="BIN", help="run side A with this schedbed (an earlier commit's build)")
+    ap.add_argument("--b-build", metavar="BIN", help="run side B with this schedbed")
     ap.add_argument("--allow-dirty", action="store_true", help="run from a tree with uncommitted changes (marked)")
     argv = sys.argv[1:]
     cut = argv.index("--") if "--" in argv else len(argv)
@@ -108,9 +122,10 @@ def main():
     if os.path.exists(a.dir) and os.listdir(a.dir):
         die(f"{a.dir} exists and is not empty; give a new directory (or only the directory, to tabulate it)")
     sides = [("A", shlex.split(a.a)), ("B", shlex.split(a.b))]
-    lines = manifest_lines(sides, a.reps, a.seed, common)
+    builds = sbrun.parse_builds([f"{n}={p}" for n, p in (("A", a.a_build), ("B", a.b_build)) if p])
+    lines = manifest_lines(sides, a.reps, a.seed, common, builds)
     print(announce(lines), flush=True)
-    rc = sbrun.run_manifest(a.dir, lines, a.schedbed, allow_dirty=a.allow_dirty)
+    rc = sbrun.run_manifest(a.dir, lines, a.schedbed, allow_dirty=a.allow_dirty, builds=builds)
     if rc != 0:
         return rc
     return report(a.dir)

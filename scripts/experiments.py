@@ -4,6 +4,7 @@
     experiments.py --list
     experiments.py [--out DIR] [--reps N] [--duration S] [--warmup S] [--jobs N] [--update-paper] [EXPERIMENT ...]
     experiments.py --report DIR [--update-paper]
+    experiments.py --vs-build OTHER_SCHEDBED [...] EXPERIMENT ...
 
 Every experiment is one sweep description in sweeps/ (sweeps/<experiment>.json): its question,
 its configurations (a label, a policy, a workload, settings), how many repetitions, and the
@@ -22,6 +23,11 @@ DIR defaults to a new results/reproduce-<time>/: the committed results change on
 job array: sweep.py slurm DIR). The run arguments are the descriptions', so the runs are the ones
 PAPER.md reports; --duration, --warmup and --reps shorten a trial.
 
+--vs-build OTHER runs every run twice, with this tree's schedbed and with OTHER (an earlier
+commit's build, say), alternated run by run, and adds DIR/vs-build.md: each figure of this build
+next to the other's, DIFFERS where their 95% intervals are apart, and the count: whether a change
+moved anything the experiment measures, on one machine at one time.
+
 Run with /usr/bin/python3 (Debian's matplotlib); `make reproduce` builds what is needed first.
 """
 import argparse
@@ -31,12 +37,18 @@ import time
 
 import sbdesc
 import sbrun
-import sbtree
 from sbresults import die  # first: it says so in one line when matplotlib is missing
 
 import machines  # noqa: E402
 from sbexp import default_experiments, descriptions  # noqa: E402
-from sbexpreport import PAPER, replot, report  # noqa: E402
+from sbexpreport import PAPER, VS, replot, report  # noqa: E402
+
+
+def other_build(ln):
+    """The twin of a manifest line that runs with the other build: experiment NAME@vs."""
+    name = ln["tags"]["experiment"]
+    return {**ln, "id": name + VS + ln["id"][len(name):], "out": name + VS + ln["out"][len(name):], "build": "vs",
+            "tags": {**ln["tags"], "experiment": name + VS}}
 
 
 def main():
@@ -56,6 +68,8 @@ def main():
                                                           "result directories committed there")
     ap.add_argument("--noise-reps", type=int, help="runs per seed, to measure the machine's noise (default: each "
                                                    "description's, else 1)")
+    ap.add_argument("--vs-build", metavar="SCHEDBED", help="run every run with this other schedbed too, alternated, "
+                    "and compare the two builds figure by figure (DIR/vs-build.md)")
     ap.add_argument("--allow-dirty", action="store_true", help="run from a tree with uncommitted changes (for "
                                                                "development: every result is marked dirty)")
     ap.add_argument(machines.FLAG, dest="allow_mixed", action="store_true", help="put runs of different machines "
@@ -83,13 +97,16 @@ def main():
         die(f"--out {out} is inside {PAPER}: reproduce elsewhere and use --update-paper")
     t0 = time.monotonic()
     opts = {"reps": a.reps, "seed": a.seed, "duration": a.duration, "warmup": a.warmup, "noise_reps": a.noise_reps}
-    print(sbdesc.write_manifest(out, sbdesc.expand([descs[n] for n in names], opts)), file=sys.stderr)
-    sbtree.require_clean(a.allow_dirty)  # before anything is written
-    ra = argparse.Namespace(dir=out, schedbed=a.schedbed, jobs=a.jobs, retry_failed=False, allow_dirty=a.allow_dirty)
-    status = sbrun.cmd_run(ra)
+    lines = sbdesc.expand([descs[n] for n in names], opts)
+    builds = sbrun.parse_builds([f"vs={a.vs_build}"] if a.vs_build else [])
+    if builds:
+        lines = [x for ln in lines for x in (ln, other_build(ln))]
+    status = sbrun.run_manifest(out, lines, a.schedbed, allow_dirty=a.allow_dirty, jobs=a.jobs, builds=builds,
+                                resume=f"scripts/sweep.py run {out} --retry-failed"
+                                       + (f" --build vs={builds['vs']}" if builds else ""))
     if status != 0:
-        die(f"not every run finished; fix and resume with: scripts/sweep.py run {out} --retry-failed, "
-            f"then scripts/experiments.py --report {out}", status)
+        die(f"not every run finished; fix and resume with: scripts/sweep.py run {out} --retry-failed"
+            + (f" --build vs={builds['vs']}" if builds else "") + f", then scripts/experiments.py --report {out}", status)
     report(out, names, descs, a.update_paper, a.allow_mixed)
     print(f"experiments: {len(names)} done in {(time.monotonic() - t0) / 60:.1f} min, under {out}/", file=sys.stderr)
     return 0

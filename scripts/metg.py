@@ -4,7 +4,7 @@ the `patterns` workload: the smallest task granularity at which a system still r
 the machine's peak FLOP/s (TaskBench, Slaughter et al., SC 2020).
 
     metg.py expand --out DIR [--patterns a,b] [--policies a,b] [--peers omp,tbb] [--threads 2]
-                   [--width 4] [--steps 100] [--graphs 1] [--reps 3] [--max-iterations 32768]
+                   [--width 4] [--steps 100] [--graphs 1] [--reps 5] [--max-iterations 32768]
                    [--min-iterations 1]
     sweep.py run DIR            (or sweep.py slurm DIR: the manifest runner runs the lines)
     metg.py report DIR [--again]
@@ -284,7 +284,8 @@ def main():
     e.add_argument("--width", type=int, default=4)
     e.add_argument("--steps", type=int, default=100)
     e.add_argument("--graphs", type=int, default=1)
-    e.add_argument("--reps", type=int, default=3)
+    e.add_argument("--reps", type=int, default=5, help="repetitions of every point, each its own seed "
+                   "(default %(default)s: fewer give no interval worth stating)")
     e.add_argument("--max-iterations", type=int, default=32768)
     e.add_argument("--min-iterations", type=int, default=1)
     r = sub.add_parser("report", help="points.csv, the METG table and the figures from a finished sweep directory")

@@ -163,21 +163,37 @@ def committed_machine(name):
 
 
 def compare_with_paper(name, d, rows, machine):
-    """Markdown: each new median next to the committed one, their ratio, and, by the interval rule
-    (sbstats.order: 95% intervals apart, at least 3 runs a side), whether the two differ (marked
-    DIFFERS), counted at the end: the
-    committed table reproduced is the count being 0. Runs of another machine than the committed
-    ones are compared too, and the header says that the ratio is then no reproduction."""
+    """Markdown: each new median next to the committed one (compare_table). The committed table is
+    reproduced when no figure differs; runs of another machine than the committed ones are compared
+    too, and the header says that a difference is then no failure to reproduce."""
     old = committed_medians(name, d)
     if old is None:
         return f"### {name}\n\nnothing committed under {os.path.relpath(PAPER, ROOT)}/{name}/ to compare with.\n"
     theirs = committed_machine(name)
-    same = theirs == machine
+    return compare_table(name, d, rows, old, "committed",
+                         f"these runs: {machine}; committed: {theirs or 'machine not recorded'}"
+                         + ("" if theirs == machine else " (not the same machine: a difference here is no failure "
+                                                         "to reproduce)"))
+
+
+def compare_builds(name, d, rows, other):
+    """Markdown: this build's medians next to the other build's, from runs alternated with it on
+    one machine (experiments.py --vs-build): a behaviour change is a figure that DIFFERS."""
+    sha = lambda rs: ", ".join(sorted({r["git_sha"][:12] + (" (dirty)" if int(r["dirty"]) else "") for r in rs}))
+    old = {lab: {t: c[:3] + (c[5],) if c else None for t, c in cells.items()} for lab, cells in medians(d, other).items()}
+    return compare_table(name, d, rows, old, "other build",
+                         f"this build: commit {sha(rows)}; the other build: commit {sha(other)}; alternated run "
+                         f"by run on {machines.one_machine(rows + other, name)}")
+
+
+def compare_table(name, d, rows, old, what, header):
+    """Each median of rows next to old's ({label: {metric: (median, ci low, ci high, runs)}}), their
+    ratio, and by the interval rule (sbstats.order: 95% intervals apart, at least 3 runs a side)
+    whether the two differ (marked DIFFERS), counted at the end."""
     ms = metrics_of(d)
     new = medians(d, rows)
-    lines = [f"### {name}", "", f"these runs: {machine}; committed: {theirs or 'machine not recorded'}"
-             + ("" if same else " (not the same machine: a difference here is no failure to reproduce)"), "",
-             "new median / committed median (ratio; DIFFERS where the two 95% intervals are apart)", "",
+    lines = [f"### {name}", "", header, "",
+             f"new median / {what} median (ratio; DIFFERS where the two 95% intervals are apart)", "",
              "| configuration | " + " | ".join(m["title"] for m in ms) + " |", "|---|" + "---|" * len(ms)]
     ratios, differ, compared = [], [], 0
     for label, cells in new.items():
@@ -191,7 +207,7 @@ def compare_with_paper(name, d, rows, machine):
             if np.isfinite(ratio):
                 ratios.append(ratio)
             compared += 1
-            apart = sbstats.order("new", c[:3], "committed", o[:3], c[5], o[3]) != sbstats.NO_DIFFERENCE
+            apart = sbstats.order("new", c[:3], what, o[:3], c[5], o[3]) != sbstats.NO_DIFFERENCE
             if apart:
                 differ.append(f"{label} {m['title']}")
             shown.append(f"{fmt(m['format'], c[0])} / {fmt(m['format'], o[0])} ({ratio:.2f}{', DIFFERS' if apart else ''})")
@@ -199,17 +215,22 @@ def compare_with_paper(name, d, rows, machine):
     if ratios:
         lines += ["", f"ratios: median {np.median(ratios):.2f}, {min(ratios):.2f}..{max(ratios):.2f} "
                       f"over {len(ratios)} figures"]
-    lines += ["", f"interval rule: {len(differ)} of {compared} figures differ from the committed ones"
+    against = "the committed ones" if what == "committed" else f"the {what}'s"
+    lines += ["", f"interval rule: {len(differ)} of {compared} figures differ from {against}"
               + (f": {', '.join(differ)}" if differ else "")]
     return "\n".join(lines) + "\n"
 
 
 # ---- the whole thing --------------------------------------------------------------------------
 
+VS = "@vs"  # an experiment's runs of the other build (experiments.py --vs-build) are the experiment NAME@vs
+
+
 def report(out, names, descs, update, allow_mixed=False):
     csv_path, _ = sbcollect.collect(out, allow_mixed=allow_mixed)
     rows = sbcollect.read_rows(csv_path)
-    present = list(dict.fromkeys(r["experiment"] for r in rows))
+    present = [e for e in dict.fromkeys(r["experiment"] for r in rows) if not e.endswith(VS)]
+    builds = []
     names = [n for n in (names or present) if n in present]
     vs = []
     for n in names:
@@ -230,9 +251,17 @@ def report(out, names, descs, update, allow_mixed=False):
         else:
             plot(n, d, mine, exp_dir, machine)
         vs.append(compare_with_paper(n, d, mine, machine))
+        other = [r for r in rows if r["experiment"] == n + VS]
+        if other:
+            builds.append(compare_builds(n, d, mine, other))
     with open(os.path.join(out, "vs-paper.md"), "w") as f:
         f.write("# These runs against the committed results\n\n" + "\n".join(vs))
     print("\n" + "\n".join(vs))
+    if builds:
+        with open(os.path.join(out, "vs-build.md"), "w") as f:
+            f.write("# This build against the other, alternated run by run\n\n" + "\n".join(builds))
+        print("\n" + "\n".join(builds))
+        print(f"experiments: this build against the other in {os.path.join(out, 'vs-build.md')}", file=sys.stderr)
     print(f"experiments: compared with {os.path.relpath(PAPER, ROOT)}/ in {os.path.join(out, 'vs-paper.md')}",
           file=sys.stderr)
     if update:

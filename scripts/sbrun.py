@@ -58,9 +58,22 @@ def read_status(root, ln):
         return {"state": "failed", "message": f"unreadable status file: {e}"}
 
 
-def run_line(root, ln, schedbed, tree):
+def build_program(ln, schedbed, builds):
+    """The schedbed a line runs: the run's own (its tree's), or, for a line naming a build, the
+    program given for it (builds: {name: path}); None when that was not given."""
+    if ln.get("build"):
+        return (builds or {}).get(ln["build"])
+    return schedbed
+
+
+def run_line(root, ln, schedbed, tree, builds=None):
     """Run one manifest line to its end and record it; returns the final status dict. tree is
-    require_clean()'s answer: the commit the run must come from, and whether it is dirty."""
+    require_clean()'s answer: the commit the run must come from, and whether it is dirty. A line
+    naming a build (an earlier commit's schedbed, say, for an A/B of two builds) runs the program
+    builds gives for it and must record some commit, its own: not the tree's."""
+    if ln.get("build"):
+        tree = {"sha": None, "dirty": False, "build": ln["build"]}  # dirty: the run's own meta.json says
+        schedbed = build_program(ln, schedbed, builds)
     t0 = time.time()
     st = {"id": ln["id"], "key": line_key(ln), "state": "running", "host": socket.gethostname(), "pid": os.getpid(),
           "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(t0)), "t0": t0, "git": tree}
@@ -77,6 +90,8 @@ def run_line(root, ln, schedbed, tree):
         write_status(root, ln, st)
         return st
 
+    if schedbed is None:
+        return finish(False, f"the line runs build {ln['build']}: give its program (--build {ln['build']}=PATH)")
     # what an earlier attempt left (a failed run's partial files) is not a result of this one
     if os.path.lexists(out):
         shutil.rmtree(out) if os.path.isdir(out) and not os.path.islink(out) else os.remove(out)
@@ -197,7 +212,7 @@ def cmd_task(a):
     if state == "done" or (state == "failed" and not a.retry_failed):
         print(f"{ln['id']}: already {state}, not rerun")
         return 0 if state == "done" else 1
-    st = run_line(a.dir, ln, a.schedbed, require_clean(a.allow_dirty))
+    st = run_line(a.dir, ln, a.schedbed, require_clean(a.allow_dirty), parse_builds(a.build))
     print(f"{ln['id']}: {st['state']}" + (f": {st['message']}" if st["message"] else ""))
     return 0 if st["state"] == "done" else 1
 
@@ -231,14 +246,29 @@ def brief(root, ln):
 
 
 def cmd_run(a):
-    return run_dir(a.dir, a.schedbed, jobs=a.jobs, retry_failed=a.retry_failed, allow_dirty=a.allow_dirty)
+    return run_dir(a.dir, a.schedbed, jobs=a.jobs, retry_failed=a.retry_failed, allow_dirty=a.allow_dirty,
+                   builds=parse_builds(a.build))
+
+
+def parse_builds(specs):
+    """--build NAME=PATH (repeatable) as {name: absolute path}; dies on a malformed one or a path
+    that is not a program."""
+    builds = {}
+    for spec in specs or []:
+        name, eq, path = spec.partition("=")
+        if not (eq and name and path):
+            die(f"--build {spec}: give NAME=PATH, the program that runs the lines naming build NAME")
+        if not (os.path.isfile(path) and os.access(path, os.X_OK)):
+            die(f"--build {spec}: {path} is not an executable")
+        builds[name] = os.path.abspath(path)
+    return builds
 
 
 def run_manifest(root, lines, schedbed, allow_dirty=False, **kw):
     """What every experiment script calls: refuse bad input and a changed tree before anything is
     written, then write root's manifest (or find the same one there, so a second call resumes) and
     run what is not yet done. Returns run_dir's exit status."""
-    check_args(schedbed, lines)
+    check_args(schedbed, lines, kw.get("builds"))
     require_clean(allow_dirty)
     if os.path.isdir(root) and os.listdir(root) and not os.path.exists(os.path.join(root, MANIFEST)):
         die(f"{root} exists, is not empty and holds no manifest; give a new directory")
@@ -246,7 +276,7 @@ def run_manifest(root, lines, schedbed, allow_dirty=False, **kw):
     return run_dir(root, schedbed, allow_dirty=allow_dirty, **kw)
 
 
-def check_args(schedbed, lines):
+def check_args(schedbed, lines, builds=None):
     """Bad input stops everything before the first run (exit 2 with schedbed's own one-line error),
     rather than failing every line of the manifest the same way: each distinct argument list of a
     schedbed line is tried once with --dry-run (a seed is never bad input: lines differing only in
@@ -257,15 +287,19 @@ def check_args(schedbed, lines):
     for ln in lines:
         args = ln["args"]
         key = tuple("SEED" if i and args[i - 1] == "--seed" else x for i, x in enumerate(args))
+        key += (ln.get("build"),)
         if ln["program"] != "schedbed" or key in seen:
             continue
         seen.add(key)
-        p = subprocess.run([schedbed, "run", "--dry-run", "--quiet"] + ln["args"], capture_output=True, text=True)
+        exe = build_program(ln, schedbed, builds)
+        if exe is None:
+            die(f"{ln['id']}: the line runs build {ln['build']}, and no program was given for it")
+        p = subprocess.run([exe, "run", "--dry-run", "--quiet"] + ln["args"], capture_output=True, text=True)
         if p.returncode != 0:
             die(f"{ln['id']}: " + (p.stderr.strip().splitlines() or [f"exit {p.returncode}"])[-1], p.returncode)
 
 
-def run_dir(root, schedbed, jobs=0, retry_failed=False, allow_dirty=False, resume=None):
+def run_dir(root, schedbed, jobs=0, retry_failed=False, allow_dirty=False, resume=None, builds=None):
     """The local runner: the manifest's pending lines, in manifest order, with a progress line per
     run. 0 when every line is done, 1 when some failed, 130 when interrupted. resume: the command
     that picks up an interrupted run, for the message (default: sweep.py run)."""
@@ -308,7 +342,7 @@ def run_dir(root, schedbed, jobs=0, retry_failed=False, allow_dirty=False, resum
                     if running and (alone or busy_timing or len(running) >= width):
                         break
                     i = queue.pop(0)
-                    running[pool.submit(run_line, root, lines[i], schedbed, tree)] = i
+                    running[pool.submit(run_line, root, lines[i], schedbed, tree, builds)] = i
                 fin, _ = cf.wait(running, timeout=0.5, return_when=cf.FIRST_COMPLETED)
                 for fu in fin:
                     ln = lines[running.pop(fu)]

@@ -10,7 +10,7 @@ import time
 
 from sbcli import PROG, die, fmt_time
 from sbdesc import MANIFEST, read_manifest
-from sbrun import pending, report_status
+from sbrun import parse_builds, pending, report_status
 from sbtree import require_clean
 
 HERE = os.path.dirname(os.path.abspath(__file__))  # where sweep.py is
@@ -71,6 +71,7 @@ def cmd_slurm(a):
              "# Written by sweep.py slurm; paths are this cluster's (the manifest has none)."] + heads +
             [f"exec {shlex.quote(a.python)} {shlex.quote(os.path.join(HERE, 'sweep.py'))} task {shlex.quote(root)} "
              f"--schedbed {shlex.quote(os.path.abspath(a.schedbed))}" + (" --retry-failed" if a.retry_failed else "") +
+             "".join(f" --build {shlex.quote(n)}={shlex.quote(p)}" for n, p in parse_builds(a.build).items()) +
              (" --allow-dirty" if a.allow_dirty else "")])
     with open(script, "w") as f:
         f.write("\n".join(body) + "\n")

@@ -103,6 +103,9 @@ def main():
         p.add_argument("dir")
         p.add_argument("--schedbed", default=DEFAULT_SCHEDBED, help="the program (default %(default)s)")
         p.add_argument("--retry-failed", action="store_true", help="rerun lines that failed or were killed")
+        p.add_argument("--build", action="append", default=[], metavar="NAME=PATH",
+                       help="the program of the lines that name build NAME (an earlier commit's schedbed, for an "
+                            "A/B of two builds; repeatable)")
         p.add_argument("--allow-dirty", action="store_true", help="run from a tree with uncommitted changes "
                        "(for development: every result is marked dirty)")
         if name == "run":

@@ -14,8 +14,8 @@ seeds, once natively and once under `--executor sim` with the same seed. `expand
 DIR/manifest.jsonl: the native runs first (timing runs, one at a time), then the simulated ones
 (deterministic, any number at once), each sim line naming the cost table of the machine that
 expands it, so the simulated half can run anywhere (`sweep.py run`, `sweep.py slurm`) and
-gives the same numbers. `run` is expand, the sweep runner (sbrun.run_dir), collect and report, sampling the load
-average meanwhile (DIR/load.json): a native run on a busy machine reads slow.
+gives the same numbers. `run` is expand, the sweep runner (sbrun.run_dir), collect and report,
+sampling the load average meanwhile (DIR/load.json): a native run on a busy machine reads slow.
 
 `report` writes DIR/table.md and DIR/cells.csv (the medians per cell, compact enough to commit):
 per workload cell and worker count the simulator's error (signed, percent; positive: the
@@ -335,9 +335,9 @@ def main():
         p.add_argument("--executors", default="native,sim")
         p.add_argument("--sim-costs", help="default: sim/costs-MACHINE.txt of the machine that expands")
         if name == "run":
-            p.add_argument("--jobs", type=int, help="passed to sweep.py run")
-            p.add_argument("--allow-dirty", action="store_true", help="passed to sweep.py run")
-            p.add_argument("--retry-failed", action="store_true", help="passed to sweep.py run (a run cut off earlier)")
+            p.add_argument("--jobs", type=int, help="runs at once for the simulated half (as sweep.py run's)")
+            p.add_argument("--allow-dirty", action="store_true", help="run from a changed tree, every result marked")
+            p.add_argument("--retry-failed", action="store_true", help="rerun the runs that failed or were cut off")
             p.add_argument("--native", help="report against this directory's native runs (with --executors sim)")
     r = sub.add_parser("report")
     r.add_argument("dir")

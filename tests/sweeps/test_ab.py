@@ -137,6 +137,42 @@ def test_ab_command_alternates_and_gives_the_verdict(tmp):
     assert not os.path.exists(os.path.join(tmp, "bad")), "a refused A/B left a directory"
 
 
+OTHER_SHA = "0123456789abcdef0123456789abcdef01234567"
+
+
+def test_two_builds_each_with_its_own_commit(tmp):
+    """--b-build runs side B with another program; its runs record their own commit (here a wrapper
+    that names another one, as a carried build does), which the runner accepts for that side only
+    and the table prints beside it. A manifest line naming a build nobody gave fails, saying how."""
+    other = os.path.join(tmp, "other-schedbed")
+    with open(other, "w") as f:
+        f.write(f"#!/bin/sh\nSCHEDBED_SOURCE_SHA={OTHER_SHA} SCHEDBED_SOURCE_DIRTY=0 exec {SCHEDBED} \"$@\"\n")
+    os.chmod(other, 0o755)
+    d = os.path.join(tmp, "ab")
+    a = "--policy stealing " + MICRO
+    p = ab("--a", a, "--b", a, "--b-build", other, d)
+    assert p.returncode == 0, p.stdout + p.stderr
+    with open(os.path.join(d, "manifest.jsonl")) as f:
+        lines = [json.loads(x) for x in f]
+    assert [ln.get("build") for ln in lines] == [None, "B"] * 5, lines
+    b = next(x for x in p.stdout.splitlines() if x.startswith("B: "))
+    a_line = next(x for x in p.stdout.splitlines() if x.startswith("A: "))
+    assert f"commit {OTHER_SHA[:12]})" in b and OTHER_SHA[:12] not in a_line, p.stdout
+    # the same manifest run again without the other program: B's lines cannot run, and say so
+    sweep = os.path.join(ROOT, "scripts", "sweep.py")
+    r = subprocess.run([PY, sweep, "run", d, "--schedbed", SCHEDBED, "--allow-dirty", "--retry-failed"],
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr  # all done before: nothing to rerun
+    os.remove(os.path.join(d, "status", "ab.B.r1.json"))
+    r = subprocess.run([PY, sweep, "run", d, "--schedbed", SCHEDBED, "--allow-dirty"], capture_output=True, text=True,
+                       timeout=120)
+    assert r.returncode == 1 and "--build B=PATH" in r.stderr, r.stderr
+    r = subprocess.run([PY, sweep, "run", d, "--schedbed", SCHEDBED, "--allow-dirty", "--retry-failed", "--build",
+                        f"B={other}"], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert ab("--a", a, "--b", a, "--b-build", os.path.join(tmp, "none"), os.path.join(tmp, "x")).returncode == 2
+
+
 def test_compare_refuses_one_policy_with_two_settings(tmp):
     d = os.path.join(tmp, "cmp")
     for k, level in enumerate((0, 20)):
@@ -151,7 +187,7 @@ def test_compare_refuses_one_policy_with_two_settings(tmp):
 
 TESTS = [test_clear_difference_is_faster_or_slower, test_overlapping_samples_are_no_difference,
          test_mismatched_settings_and_machines_are_refused, test_ab_command_alternates_and_gives_the_verdict,
-         test_compare_refuses_one_policy_with_two_settings]
+         test_two_builds_each_with_its_own_commit, test_compare_refuses_one_policy_with_two_settings]
 
 if __name__ == "__main__":
     ap = argparse.ArgumentParser()

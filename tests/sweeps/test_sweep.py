@@ -334,6 +334,31 @@ def test_reproduce_leaves_paper_alone_and_compares(tmp):
     assert "not the same machine" in text, text
 
 
+def test_vs_build_alternates_two_builds_and_compares(tmp):
+    """--vs-build: every run twice, this build then the other, and vs-build.md with each side's
+    commit (the other's its own: a wrapper naming another one, as a carried build does) and the
+    interval rule's count over every figure."""
+    sha = "0123456789abcdef0123456789abcdef01234567"
+    other = os.path.join(tmp, "other-schedbed")
+    with open(other, "w") as f:
+        f.write(f"#!/bin/sh\nSCHEDBED_SOURCE_SHA={sha} SCHEDBED_SOURCE_DIRTY=0 exec {SCHEDBED} \"$@\"\n")
+    os.chmod(other, 0o755)
+    out = os.path.join(tmp, "vs")
+    p = subprocess.run([PY, os.path.join(ROOT, "scripts", "experiments.py"), "--schedbed", SCHEDBED, "--allow-dirty",
+                        "--reps", "3", "--duration", "0.2", "--warmup", "0", "--out", out, "--vs-build", other,
+                        "placement"], capture_output=True, text=True, timeout=300, cwd=tmp)
+    assert p.returncode == 0, p.stdout + p.stderr
+    lines = [json.loads(x) for x in open(os.path.join(out, "manifest.jsonl"))]
+    assert [ln["id"] for ln in lines[:4]] == ["placement.c0.r1", "placement@vs.c0.r1", "placement.c1.r1",
+                                               "placement@vs.c1.r1"], lines[:4]
+    assert [ln.get("build") for ln in lines] == [None, "vs"] * 9
+    vs = open(os.path.join(out, "vs-build.md")).read()
+    assert f"the other build: commit {sha[:12]};" in vs and "alternated run by run on " in vs, vs
+    assert re.search(r"^interval rule: \d+ of 15 figures differ from the other build's", vs, re.M), vs
+    # the experiment's own table holds this build's runs only
+    assert "| 3 |" in open(os.path.join(out, "placement", "table.md")).read()
+
+
 def git(tree, *args):
     subprocess.run(["git", "-C", tree, "-c", "user.name=test", "-c", "user.email=test@example.org"] + list(args),
                    check=True, capture_output=True)
@@ -596,7 +621,7 @@ TESTS = [test_overload_ok_keeps_cancelled_runs, test_bad_latency_unit_is_refused
          test_timing_runs_alone_others_in_parallel, test_failing_line_is_named_and_never_collected,
          test_missing_program_on_the_node, test_killed_run_is_named_and_never_collected,
          test_interrupt_starts_nothing_new, test_half_written_result_is_never_collected, test_slurm_batch_script_and_array,
-         test_reproduce_leaves_paper_alone_and_compares]
+         test_reproduce_leaves_paper_alone_and_compares, test_vs_build_alternates_two_builds_and_compares]
 
 if __name__ == "__main__":
     SCHEDBED, chosen = cli(TESTS, SCHEDBED, "test_sweep.py")
