@@ -101,9 +101,11 @@ def run_line(root, ln, schedbed, tree, builds=None):
         return finish(False, f"{exe} is missing or not executable on {st['host']}")
     cmd = [exe, "run", "--quiet", "--out", out] + ln["args"] if ln["program"] == "schedbed" else [exe] + ln["args"]
     slim = ln.get("slim")
-    if ln["program"] == "schedbed" and slim and "--rows" not in ln["args"] and \
+    if ln["program"] == "schedbed" and slim and "--rows" not in ln["args"] and not ln.get("build") and \
             not (isinstance(slim, list) and "jobs.csv.gz" in slim):
-        cmd += ["--rows", "0"]  # a slim run drops the per-job rows: not writing them saves a second a run of tiny jobs
+        # a slim run drops the per-job rows: not writing them saves a second a run of tiny jobs (not
+        # asked of another build, which may predate --rows; its rows are dropped after the run)
+        cmd += ["--rows", "0"]
     env = dict(os.environ, **ln.get("env", {}))
     with open(log, "w") as f:
         f.write("$ " + " ".join(shlex.quote(c) for c in cmd) + "\n")

@@ -328,7 +328,9 @@ def test_reproduce_leaves_paper_alone_and_compares(tmp):
         w = csv.DictWriter(f, fieldnames=list(got[0]))
         w.writeheader()
         w.writerows(got)
-    text = sbexpreport.compare_with_paper("placement", d, rows, "some machine")
+    import sbcompare
+    sbcompare.PAPER = fake
+    text = sbcompare.compare_with_paper("placement", d, rows, "some machine")
     assert text.splitlines()[-1].endswith("1 of 15 figures differ from the committed ones: least loaded jobs/s"), text
     assert "(0.01, DIFFERS)" in text, text
     assert "not the same machine" in text, text
