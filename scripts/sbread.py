@@ -1,7 +1,8 @@
-"""sbread.py - the one reader of a result directory (what `schedbed run`, or the sweep runner for a
-peer, wrote): read_run (summary.json and meta.json, with the run's provenance), provenance (the
-commit, whether its tree was dirty, and the machine, all from the run's own meta.json),
-check_result (is a directory a complete, successful result) and job_rows (the per-job rows).
+"""sbread.py - a result directory (what `schedbed run` writes): the one reader, read_run (summary.json
+and meta.json, with the run's provenance), provenance (the commit, whether its tree was dirty,
+and the machine, all from the run's own meta.json), check_result (is a directory a complete,
+successful result) and job_rows (the per-job rows); and, so that the format lives in one file,
+the writer of the same two files for a program other than schedbed (write_peer_result).
 
 Every script that reads a run reads it here, so that "which commit and which machine made this"
 has one answer. Needs nothing beyond Python's standard library (an array task runs it on a bare
@@ -11,6 +12,8 @@ import csv
 import gzip
 import json
 import os
+import shutil
+import socket
 
 import machines
 from sbcli import die
@@ -89,3 +92,45 @@ def job_rows(run_dir):
             return []
     with opener(path, "rt", newline="") as f:
         return list(csv.DictReader(f))
+
+
+def write_peer_result(out, cmd, stdout, tree, machine, keep=None):
+    """A peer's result directory gets the same two files as a schedbed run, under a temporary name
+    renamed into place when complete. A peer prints either "ns_per_task tasks checksum" (peers_*)
+    or a CSV with a header, one row per execution (patterns_*: rep,wall_ns,tasks,flop), kept as
+    peer.csv. A line with "stdout": NAME keeps whatever the program printed as NAME instead, for
+    its script to read (calibrate's primitive costs)."""
+    text = stdout.strip()
+    first = text.splitlines()[0] if text else ""
+    if keep:
+        if not text:
+            raise ValueError("no output")
+        ns, tasks, extra = None, None, {keep: text + "\n"}
+    elif "," in first:
+        rows = text.splitlines()[1:]
+        cols = first.split(",")
+        if not rows or "tasks" not in cols or "wall_ns" not in cols:
+            raise ValueError(f"a CSV without rows, or without tasks and wall_ns: '{first}'")
+        vals = [dict(zip(cols, r.split(","))) for r in rows]
+        walls = sorted(float(v["wall_ns"]) for v in vals)
+        tasks = float(vals[0]["tasks"])
+        ns = walls[len(walls) // 2] / tasks if tasks else 0.0
+        extra = {"peer.csv": text + "\n"}
+    else:
+        fields = text.split()
+        if len(fields) < 2:
+            raise ValueError(f"'{text}'")
+        ns, tasks = float(fields[0]), float(fields[1])
+        extra = {}
+    tmp = out + ".tmp"
+    shutil.rmtree(tmp, ignore_errors=True)
+    os.makedirs(tmp)
+    with open(os.path.join(tmp, "summary.json"), "w") as f:
+        json.dump({"peer": os.path.basename(cmd[0]), "failure": None,
+                   **({} if keep else {"ns_per_task": ns, "tasks": tasks})}, f)
+    with open(os.path.join(tmp, "meta.json"), "w") as f:
+        json.dump({"command": cmd, "host": socket.gethostname(), "git": tree, **machine}, f)
+    for name, body in extra.items():
+        with open(os.path.join(tmp, name), "w") as f:
+            f.write(body)
+    os.rename(tmp, out)

@@ -1,7 +1,9 @@
 """sbrun.py - running a manifest's lines: one line to its end (run_line: the same code for the
 local runner and a Slurm array task, cmd_task), its status file and log, whether it is finished
 (line_state: its status says done and its result directory is complete), the lines still to run
-(pending), the local runner (cmd_run) and the summary of a sweep's state (report_status).
+(pending), the local runner (run_dir, cmd_run), what every experiment script calls (run_manifest:
+bad input and a changed tree refused first; builds other than the tree's, parse_builds) and the
+summary of a sweep's state (report_status).
 
 Needs nothing beyond Python's standard library (an array task runs it on a bare cluster node).
 """
@@ -19,7 +21,7 @@ import time
 import machines
 from sbcli import PROG, die, fmt_ns, fmt_rate, fmt_time
 from sbdesc import MANIFEST, read_manifest, write_manifest
-from sbread import RESULT_FILES, check_result, read_run
+from sbread import RESULT_FILES, check_result, read_run, write_peer_result
 from sbtree import check_commit, require_clean
 
 DEFAULT_SCHEDBED = "build/release/schedbed"
@@ -138,48 +140,6 @@ def run_line(root, ln, schedbed, tree, builds=None):
                 os.remove(os.path.join(out, name))
     st["overloaded"] = bool(overloaded)
     return finish(True, "overloaded: jobs cancelled after the drain" if overloaded else "", p.returncode)
-
-
-def write_peer_result(out, cmd, stdout, tree, machine, keep=None):
-    """A peer's result directory gets the same two files as a schedbed run, under a temporary name
-    renamed into place when complete. A peer prints either "ns_per_task tasks checksum" (peers_*)
-    or a CSV with a header, one row per execution (patterns_*: rep,wall_ns,tasks,flop), kept as
-    peer.csv. A line with "stdout": NAME keeps whatever the program printed as NAME instead, for
-    its script to read (calibrate's primitive costs)."""
-    text = stdout.strip()
-    first = text.splitlines()[0] if text else ""
-    if keep:
-        if not text:
-            raise ValueError("no output")
-        ns, tasks, extra = None, None, {keep: text + "\n"}
-    elif "," in first:
-        rows = text.splitlines()[1:]
-        cols = first.split(",")
-        if not rows or "tasks" not in cols or "wall_ns" not in cols:
-            raise ValueError(f"a CSV without rows, or without tasks and wall_ns: '{first}'")
-        vals = [dict(zip(cols, r.split(","))) for r in rows]
-        walls = sorted(float(v["wall_ns"]) for v in vals)
-        tasks = float(vals[0]["tasks"])
-        ns = walls[len(walls) // 2] / tasks if tasks else 0.0
-        extra = {"peer.csv": text + "\n"}
-    else:
-        fields = text.split()
-        if len(fields) < 2:
-            raise ValueError(f"'{text}'")
-        ns, tasks = float(fields[0]), float(fields[1])
-        extra = {}
-    tmp = out + ".tmp"
-    shutil.rmtree(tmp, ignore_errors=True)
-    os.makedirs(tmp)
-    with open(os.path.join(tmp, "summary.json"), "w") as f:
-        json.dump({"peer": os.path.basename(cmd[0]), "failure": None,
-                   **({} if keep else {"ns_per_task": ns, "tasks": tasks})}, f)
-    with open(os.path.join(tmp, "meta.json"), "w") as f:
-        json.dump({"command": cmd, "host": socket.gethostname(), "git": tree, **machine}, f)
-    for name, body in extra.items():
-        with open(os.path.join(tmp, name), "w") as f:
-            f.write(body)
-    os.rename(tmp, out)
 
 
 def line_state(root, ln):
