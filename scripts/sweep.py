@@ -44,7 +44,7 @@ import machines  # noqa: E402
 from sbcli import PROG, die, split_list  # noqa: E402
 from sbcollect import collect, plot_load  # noqa: E402
 from sbdesc import expand, expand_load, load_description, read_manifest, write_manifest  # noqa: E402
-from sbrun import DEFAULT_SCHEDBED, cmd_run, cmd_task, report_status  # noqa: E402
+from sbrun import DEFAULT_SCHEDBED, cmd_run, cmd_task, report_status, run_manifest  # noqa: E402
 from sbslurm import cmd_slurm  # noqa: E402
 
 
@@ -71,9 +71,8 @@ def cmd_load(a, extra):
     desc = {"name": "load", "load": {"workload": a.workload, "param": a.param, "rates": rates, "policies": policies},
             "common": ["--threads", str(a.threads)] if a.threads else [], "args": extra, "bounded": True,
             "slim": False}
-    write_manifest(a.out, expand_load(desc, {"reps": a.reps, "seed": a.seed, "duration": None, "warmup": None}))
-    a.dir, a.retry_failed = a.out, False
-    if cmd_run(a) == 130:
+    lines = expand_load(desc, {"reps": a.reps, "seed": a.seed, "duration": None, "warmup": None})
+    if run_manifest(a.out, lines, a.schedbed, allow_dirty=a.allow_dirty, jobs=a.jobs) == 130:
         return 130
     # a run past saturation may fail (an overload): the curve shows the others, the failures are named
     path, _ = collect(a.out, leave_out_failed=True)
