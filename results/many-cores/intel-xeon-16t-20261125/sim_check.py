@@ -14,7 +14,7 @@ for case, sets in cases.items():
         vals = []
         for seed in (1, 2, 3):
             out = f'/tmp/simfj/{case}-w{w}-s{seed}'
-            args = ['build/release/schedbed', 'run', '--executor', 'sim', '--sim-costs', 'sim/costs-intel-xeon-16t.txt',
+            args = ['build/release/schedbed', 'run', '--executor', 'sim', '--sim-costs', 'results/many-cores/intel-xeon-16t-20261125/costs.txt',
                     '--policy', 'stealing', '--workload', 'tiny' if case == 'tiny' else 'forkjoin', '--threads', str(w),
                     '--seed', str(seed), '--duration', '0.2', '--warmup', '0.05', '--quiet', '--rows', '0', '--out', out]
             for s in sets:
