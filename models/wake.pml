@@ -167,17 +167,30 @@ inline wake_searcher(p, k, v, won)
 	k = 0; v = 0; won = 0
 }
 
-/* sb_need_searcher: two relaxed loads, then the wake */
+/* sb_need_searcher: two relaxed loads, in either order (relaxed loads of two locations may be
+ * reordered; the code loads nsuspended first), then the wake */
 inline need_searcher(p, k, v, won)
 {
 	skip;
 	if
-	:: nsearch == 0 ->
+	:: true -> /* nsuspended first, as the code */
 		if
-		:: nsusp > 0 -> wake_searcher(p, k, v, won)
+		:: nsusp > 0 ->
+			if
+			:: nsearch == 0 -> wake_searcher(p, k, v, won)
+			:: else -> skip
+			fi
 		:: else -> skip
 		fi
-	:: else -> skip
+	:: true -> /* nsearching first */
+		if
+		:: nsearch == 0 ->
+			if
+			:: nsusp > 0 -> wake_searcher(p, k, v, won)
+			:: else -> skip
+			fi
+		:: else -> skip
+		fi
 	fi
 }
 
