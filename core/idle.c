@@ -5,12 +5,12 @@
  * sb_publish (idle.h) or sb_wake_worker.
  *
  * The wake protocol: no lost wake-up and no lost parallelism (the searching-worker rule of Go's
- * scheduler and Tokio). Two counts, each on its own line: nsuspended (workers announced asleep) and
+ * scheduler and Tokio). Two counts on one line: nsuspended (workers announced asleep) and
  * nsearching (awake workers out of local work: polling, stealing). A worker counts itself as
  * searching at its first local miss and stops at the first task it finds.
  *
  *   producer (sb_publish): push (release); compiler barrier (P);
- *                          if nsuspended != 0 && nsearching == 0: sb_wake_searcher
+ *                          if nsearching == 0 && nsuspended != 0: sb_wake_searcher
  *   sb_wake_searcher:      CAS nsearching 0 -> 1 (elects one waker, counts the sleeper as
  *                          searching on its behalf); CAS one worker SUSPENDED -> SEARCH, futex_wake
  *   sleeper (suspend):     nsuspended++; state = SUSPENDED; if searching: nsearching--;

@@ -29,11 +29,9 @@ static inline void sb_producer_barrier(const struct sb_rt *rt)
 /* After sb_producer_barrier: wake a searcher if nobody searches and somebody sleeps. */
 static inline void sb_need_searcher(struct sb_rt *rt)
 {
-	/* relaxed: ordered after our push by the producer barrier (with the sleeper's barrier); the
-	 * two loads may come in either order (models/wake.pml checks both). nsuspended first: with
-	 * nobody asleep it is the only line a spawn reads, and no searcher writes it (rt.h) */
-	if (__builtin_expect(atomic_load_explicit(&rt->nsuspended, memory_order_relaxed) != 0, 0) &&
-	    !atomic_load_explicit(&rt->nsearching, memory_order_relaxed))
+	/* relaxed: ordered after our push by the producer barrier (with the sleeper's barrier) */
+	if (__builtin_expect(!atomic_load_explicit(&rt->nsearching, memory_order_relaxed) &&
+			     atomic_load_explicit(&rt->nsuspended, memory_order_relaxed), 0))
 		sb_wake_searcher(rt);
 }
 

@@ -149,14 +149,11 @@ struct sb_rt {
 	bool light_producer;       /* producers need only a compiler barrier (membarrier, or nobody sleeps) */
 
 	_Alignas(SB_CACHELINE) _Atomic unsigned rr;       /* round-robin placement */
-	/* Every producer reads nsuspended (sb_need_searcher); it changes only when a worker
-	 * suspends or wakes, so with nobody asleep its line stays shared in every cache. */
+	/* written only when a worker goes idle or wakes: with every worker busy, producers only
+	 * read this line, so it stays shared in every cache */
 	_Alignas(SB_CACHELINE) _Atomic unsigned nsuspended;
-	/* nsearching changes at every searching episode (a worker's first local miss and the task
-	 * that ends it: up to millions a second at 16 workers), so it has a line of its own, which
-	 * producers read only while somebody sleeps; wake_rr changes at every wake-up */
-	_Alignas(SB_CACHELINE) _Atomic unsigned nsearching; /* awake workers out of local work */
-	_Atomic unsigned wake_rr;                           /* where a searcher wake starts its scan */
+	_Atomic unsigned nsearching;                      /* awake workers out of local work */
+	_Atomic unsigned wake_rr;                         /* where a searcher wake starts its scan */
 	_Alignas(SB_CACHELINE) _Atomic int64_t live_jobs; /* submitted, teardown not finished */
 	_Atomic uint32_t live_seq;                        /* futex word: bumped when live_jobs hits 0 */
 	_Atomic uint64_t job_ids;

@@ -168,7 +168,7 @@ inline wake_searcher(p, k, v, won)
 }
 
 /* sb_need_searcher: two relaxed loads, in either order (relaxed loads of two locations may be
- * reordered; the code loads nsuspended first), then the wake */
+ * reordered; the code loads nsearching first), then the wake */
 inline need_searcher(p, k, v, won)
 {
 	skip;
