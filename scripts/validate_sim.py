@@ -4,7 +4,7 @@
     validate_sim.py expand --out DIR [--threads 1,2,..] [--policies a,b] [--cells a,b] [--reps N]
                            [--duration S] [--warmup S] [--seed N] [--executors native,sim] [--sim-costs FILE]
     validate_sim.py run [expand's options] [--jobs N] [--allow-dirty] [--retry-failed] [--native DIR2]
-    validate_sim.py report DIR [--native DIR2] [--partial]          (run: make validate-sim)
+    validate_sim.py report DIR [--native DIR2[,DIR3..]] [--partial]  (run: make validate-sim)
 
 The cells are sweeps/validate/sim.json: each workload configuration (oltp closed and open loop
 at three rates per worker, forkjoin with the own queue FIFO and LIFO, tiny, wake, mixed,
@@ -22,8 +22,9 @@ per workload cell and worker count the simulator's error (signed, percent; posit
 simulator says more) of throughput, p50, p99, cores used and steals per job (medians over the
 seeds, then the median over policies of each error's size), the cells within target
 (throughput 15%, p99 25%), then every cell, and oltp's p99 per job class. --native takes the
-native half from another validation directory (a second simulated half against the same
-native runs: a model change compared on equal terms).
+native half from other validation directories (a second simulated half against the same
+native runs: a model change compared on equal terms; or a native half made in two calls of a
+lent machine, several directories, comma-separated, one machine).
 """
 import argparse
 import csv
@@ -222,13 +223,45 @@ def load_summary(d):
         return "load average not recorded (runs not started by validate_sim.py run)"
 
 
+def speedup_lines(med, cells, target):
+    """The fork-join speedup curves: per cell and policy, throughput at t workers over throughput
+    at 1, natively and simulated, and the simulator's error on it (the shape of the curve,
+    whatever the error of the 1-worker point)."""
+    out = ["", "## Fork-join speedup over 1 worker (native / simulated, error %)", "",
+           "| cell | policy | " + " | ".join(f"{t}w" for t in sorted({k[3] for k in med if k[3] > 1})) + " | within |",
+           "|---|---|" + "---|" * (len({k[3] for k in med if k[3] > 1}) + 1)]
+    threads = sorted({k[3] for k in med if k[3] > 1})
+    ok = n = 0
+    for c in cells:
+        for p in sorted({k[2] for k in med if k[1] == c}):
+            base = [med.get((ex, c, p, 1), {}).get("throughput") for ex in ("native", "sim")]
+            if not all(base):
+                continue
+            row, inside = [], 0
+            for t in threads:
+                nat, sim = (med.get((ex, c, p, t), {}).get("throughput") for ex in ("native", "sim"))
+                if nat is None or sim is None:
+                    row.append("-")
+                    continue
+                sn, ss = nat / base[0], sim / base[1]
+                e = err(ss, sn)
+                inside += abs(e) <= target
+                n += 1
+                row.append(f"{sn:.1f} / {ss:.1f} ({fmt_err(e)})")
+            ok += inside
+            out.append(f"| {c} | {p} | " + " | ".join(row) + f" | {inside}/{sum(1 for x in row if x != '-')} |")
+    out.append(f"\nfork-join speedup points within {target}%: {ok} of {n}")
+    return out
+
+
 def report(d, native_dir, partial=False):
     with open(DESC) as f:
         desc = json.load(f)
     tt, tp = desc["targets"]["throughput"], desc["targets"]["p99"]
     rows = load_rows(d, partial)
-    if native_dir:
-        rows = [r for r in rows if r["executor"] == "sim"] + [r for r in load_rows(native_dir, partial)
+    natives = split_list(native_dir, "--native") if native_dir else []
+    if natives:
+        rows = [r for r in rows if r["executor"] == "sim"] + [r for nd in natives for r in load_rows(nd, partial)
                                                                if r["executor"] == "native"]
     med = medians(rows)
     cells = sorted({(c, p, t) for (ex, c, p, t) in med if ex == "sim" and ("native", c, p, t) in med},
@@ -242,7 +275,7 @@ def report(d, native_dir, partial=False):
     seeds = sorted({m["seeds"] for m in med.values()})
     lines = [f"# Simulator validation: {d}" + (" (partial: unfinished runs left out)" if partial else ""), "",
              f"Native runs on {machine}; cost table {costs}; commits {', '.join(shas)}; native runs: "
-             f"{load_summary(native_dir or d)}.",
+             f"{'; '.join(load_summary(nd) for nd in natives or [d])}.",
              f"Errors are the simulator's, signed, in percent of the native figure (median over "
              f"{'-'.join(map(str, seeds[::max(1, len(seeds) - 1)]))} seeds per cell); a cell is within target at "
              f"|throughput| <= {tt}% and |p99| <= {tp}%.", "",
@@ -275,6 +308,7 @@ def report(d, native_dir, partial=False):
     lines += ["", "## Per workload cell, all worker counts", "", "| cell | cells | throughput within | p99 within |",
               "|---|---|---|---|"]
     lines += [f"| {c} | {n} | {a} ({100 * a / n:.0f}%) | {b} ({100 * b / n:.0f}%) |" for c, (n, a, b) in by_wl.items()]
+    lines += speedup_lines(med, [x["name"] for x in desc["cells"] if x["workload"] == "forkjoin"], tt)
     lines += ["", "## Every cell (native / simulated, error %)", "",
               "| cell | policy | workers | jobs/s | err | p50 µs | err | p99 µs | err | cores | err | steals/job | err |",
               "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
@@ -341,7 +375,7 @@ def main():
             p.add_argument("--native", help="report against this directory's native runs (with --executors sim)")
     r = sub.add_parser("report")
     r.add_argument("dir")
-    r.add_argument("--native", help="take the native runs from this validation directory")
+    r.add_argument("--native", help="take the native runs from these validation directories (comma-separated)")
     r.add_argument("--partial", action="store_true", help="the finished runs alone (collect refuses an unfinished sweep)")
     a = ap.parse_args()
     if a.cmd == "report":

@@ -338,18 +338,59 @@ def shared_cores(sb, tmp):
           f"shared cores: a count out of range names the range ({p.returncode}: {p.stderr.strip()})")
 
 
+def speedup_split(sb, tmp):
+    """A native half made in two directories (one per worker count, as two calls of a lent
+    machine make it) is reported against one simulated half, and the fork-join speedup curve is
+    native and simulated throughput at 2 workers over their own 1-worker figure."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    root = os.path.join(here, "..", "..")
+    script = os.path.join(root, "scripts", "validate_sim.py")
+    sweep = os.path.join(root, "scripts", "sweep.py")
+    costs = os.path.relpath(table(sb), root)
+    base = ["--schedbed", sb, "--policies", "stealing", "--cells", "forkjoin-lifo", "--reps", "3",
+            "--duration", "0.1", "--warmup", "0.02", "--sim-costs", costs]
+    dirs = {"n1": ("native", "1"), "n2": ("native", "2"), "s": ("sim", "1,2")}
+    for name, (ex, threads) in dirs.items():
+        d = os.path.join(tmp, "split-" + name)
+        for cmd in ([script, "expand", "--out", d, "--executors", ex, "--threads", threads] + base,
+                    [sweep, "run", d, "--schedbed", sb, "--jobs", "2", "--allow-dirty"]):
+            p = subprocess.run([sys.executable] + cmd, capture_output=True, text=True, cwd=root)
+            if p.returncode:
+                check(False, f"speedup: {' '.join(cmd[:2])} {name} failed: {p.stderr.strip()[-300:]}")
+                return
+    d = os.path.join(tmp, "split-s")
+    p = subprocess.run([sys.executable, script, "report", d, "--native",
+                        os.path.join(tmp, "split-n1") + "," + os.path.join(tmp, "split-n2")],
+                       capture_output=True, text=True, cwd=root)
+    check(p.returncode == 0, f"speedup: report with two native directories ({p.returncode}: {p.stderr.strip()[-300:]})")
+    if p.returncode:
+        return
+    thr = {}
+    for name in dirs:
+        with open(os.path.join(tmp, "split-" + name, "runs.csv")) as f:
+            for r in csv.DictReader(f):
+                thr.setdefault((r["executor"], int(r["threads"])), []).append(float(r["throughput"]))
+    med = {k: statistics.median(v) for k, v in thr.items()}
+    want = [med[(e, 2)] / med[(e, 1)] for e in ("native", "sim")]
+    with open(os.path.join(d, "table.md")) as f:
+        row = [x for x in f if x.startswith("| forkjoin-lifo | stealing | ") and " / " in x and "(" in x]
+    got = row[0].split("|")[3].split("(")[0].split("/") if row else []
+    check(len(got) == 2 and all(abs(float(g) - w) < 0.051 for g, w in zip(got, want)),
+          f"speedup: the 2-worker point is each side's own ratio ({got} against {want})")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--schedbed", required=True)
     ap.add_argument("--only", choices=["determinism", "accounting", "agreement", "progress", "costs",
-                                           "bad_input", "table", "validate", "cold", "shared_cores"])
+                                           "bad_input", "table", "validate", "speedup_split", "cold", "shared_cores"])
     a = ap.parse_args()
     sb = os.path.abspath(a.schedbed)
     tmp = tempfile.mkdtemp(prefix="schedbed-sim-")
     try:
         for name, fn in (("determinism", determinism), ("accounting", accounting), ("agreement", agreement),
                          ("progress", progress), ("costs", costs), ("bad_input", bad_input), ("table", own_table),
-                         ("validate", validate), ("cold", cold), ("shared_cores", shared_cores)):
+                         ("validate", validate), ("speedup_split", speedup_split), ("cold", cold), ("shared_cores", shared_cores)):
             if not a.only or a.only == name:
                 fn(sb, tmp)
     finally:
