@@ -11,6 +11,7 @@ import numpy as np
 
 import machines
 from sbresults import PROG, die, load_json, plt, save
+from sbstats import compare
 
 PATTERNS = ["trivial", "no_comm", "stencil_1d", "stencil_1d_periodic", "dom", "tree", "fft", "nearest", "spread",
             "random_nearest"]
@@ -71,7 +72,7 @@ def report(root):
     rows = [r for r in rows if r["pattern"] not in ("peak", "probe", "probe-1")]
     systems = list(dict.fromkeys((r["system"], r["kind"]) for r in rows))
     patterns = [p for p in PATTERNS if any(r["pattern"] == p for r in rows)]
-    table = []
+    table, reps_of = [], {}
     for pattern in patterns:
         for system, kind in systems:
             mine = [r for r in rows if r["pattern"] == pattern and r["system"] == system]
@@ -86,6 +87,7 @@ def report(root):
             statuses = {s for _, s in per_rep}
             status = "ok" if statuses == {"ok"} else "/".join(sorted(statuses))
             shares = [float(r["busiest_worker_share"]) for r in mine if r["busiest_worker_share"]]
+            reps_of[(pattern, system)] = vals
             table.append({"pattern": pattern, "system": system, "kind": kind, "reps": len(per_rep),
                           "metg_us": float(np.median(vals)), "min_us": min(vals), "max_us": max(vals),
                           "best_efficiency": max(r["efficiency"] for r in mine), "status": status,
@@ -134,12 +136,31 @@ def report(root):
         lines += ["", f"† own peak below {CEILING_SUSPECT:.0%} of the machine's: the system cannot use every thread "
                   "(serial runs a job on its one request thread), so its efficiency stays near 1/threads at every coarse "
                   "granularity and where it crosses 50% measures the machine's noise, not the system's overhead."]
+    lines += order_lines(patterns, systems, reps_of)
     machine = peak.get("machine", machines.UNKNOWN)
     lines += ["", f"Machine: {machine}."]
     with open(os.path.join(root, "metg.md"), "w") as f:
         f.write("\n".join(lines) + "\n")
     print("\n".join(lines))
     figures(root, rows, systems, patterns, machine)
+
+
+def order_lines(patterns, systems, reps_of):
+    """Per pattern, every system against the one with the lowest median and every policy against
+    every peer, by the interval rule (sbstats): which comparisons the runs support."""
+    out = []
+    for pattern in patterns:
+        # an unreached 50% is infinite; a finite stand-in keeps the bootstrap's arithmetic defined
+        vals = {s: [v if math.isfinite(v) else 1e30 for v in reps_of[(pattern, s)]]
+                for s, _ in systems if (pattern, s) in reps_of}
+        best = min(vals, key=lambda s: np.median(vals[s]))
+        pairs = [(s, best) for s in vals if s != best]
+        pairs += [(s, peer) for s, k in systems for peer, pk in systems
+                  if k == "policy" and pk == "peer" and s != best and s in vals and peer in vals and peer != best]
+        out += ["", f"{pattern}, by the interval rule (an unreached 50% counts as infinite):"]
+        out += [f"- {label_of(a, dict(systems)[a])} against {label_of(b, dict(systems)[b])}: "
+                f"{compare(a, vals[a], b, vals[b])}" for a, b in pairs]
+    return out
 
 
 def figures(root, rows, systems, patterns, machine):

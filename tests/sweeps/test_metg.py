@@ -116,6 +116,23 @@ def test_tiny_sweep_end_to_end(tmp):
     assert host and peak["machine"].startswith(host + ", ") and f"Machine: {peak['machine']}." in table, (peak, host)
 
 
+def test_order_by_interval_rule(tmp):
+    """The report orders two systems only when their repetitions' intervals are apart, and an
+    unreached 50% (infinite) loses to any reached one."""
+    sys.path.insert(0, os.path.join(ROOT, "scripts"))
+    from sbmetg import order_lines
+    systems = [("stealing", "policy"), ("global", "policy"), ("fifo", "policy"), ("tbb", "peer")]
+    reps = {("stencil_1d", "stealing"): [4.0, 4.2, 4.4], ("stencil_1d", "global"): [5.8, 6.0, 6.2],
+            ("stencil_1d", "fifo"): [float("inf")] * 3, ("stencil_1d", "tbb"): [4.3, 5.0, 6.1]}
+    lines = order_lines(["stencil_1d"], systems, reps)
+    got = {ln.split(":")[0]: ln.split(": ", 1)[1] for ln in lines if ln.startswith("- ")}
+    assert got["- global against stealing"] == "global > stealing", got
+    assert got["- fifo against stealing"] == "fifo > stealing", got
+    assert got["- oneTBB flow graph against stealing"] == "no difference measured", got
+    assert got["- global against oneTBB flow graph"] == "no difference measured", got
+    assert got["- fifo against oneTBB flow graph"] == "fifo > tbb", got
+
+
 def main():
     global SCHEDBED
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -127,7 +144,7 @@ def main():
             print(f"test_metg.py: {prog} is missing (make schedbed peers)", file=sys.stderr)
             return 2
     return run_tests([test_every_run_has_a_probe_on_either_side, test_a_configured_policy_is_a_system_of_its_own,
-                      test_report_refuses_an_unfinished_sweep,
+                      test_report_refuses_an_unfinished_sweep, test_order_by_interval_rule,
                       test_tiny_sweep_end_to_end], "METG through the manifest runner")
 
 
