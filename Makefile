@@ -219,6 +219,7 @@ sweep-test: deps $(B)/release/schedbed $(B)/release/patterns_tbb $(B)/release/pe
 	$(PYTHON) tests/sweeps/test_metg.py --schedbed $(B)/release/schedbed
 	$(PYTHON) tests/sweeps/test_scale.py --schedbed $(B)/release/schedbed
 	$(PYTHON) tests/sweeps/test_targets.py --schedbed $(B)/release/schedbed
+	$(PYTHON) tests/sweeps/test_causes.py --schedbed $(B)/release/schedbed
 	$(PYTHON) tests/sweeps/test_ab.py --schedbed $(B)/release/schedbed
 	$(PYTHON) tests/sweeps/test_machines.py --schedbed $(B)/release/schedbed
 	$(PYTHON) tests/sweeps/test_claims.py

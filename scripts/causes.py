@@ -3,11 +3,13 @@
 repetitions, min..max and n, and for each question the comparison by the interval rule (95%
 bootstrap intervals of the medians apart, sbstats.order), so that no reader has to judge it.
 
-    causes.py DIR [--out FILE]      (default: DIR/causes.md)
+    causes.py DIR [--out FILE]      (default: DIR/causes.md, and beside it causes.csv: every
+                                    figure with its interval, for the claims table)
 
 It refuses runs from two machines (machines.one_machine), as every table of the study does.
 """
 import argparse
+import csv
 import glob
 import os
 import re
@@ -56,9 +58,14 @@ def fmt(x):
     return "-" if x is None else f"{x:.3g}" if abs(x) < 1000 else f"{x:,.0f}"
 
 
-def cell(vals):
+CSV = []  # (configuration, metric, median, low, high, runs): causes.csv, for the claims table
+
+
+def cell(vals, config=None, metric=None):
     if not vals:
         return "-"
+    if config:
+        CSV.append((config, metric) + median_ci(vals) + (len(vals),))
     return f"{fmt(median_ci(vals)[0])} ({fmt(min(vals))}..{fmt(max(vals))}, n={len(vals)})"
 
 
@@ -88,11 +95,11 @@ def main():
         L += ["## forkjoin fib(24), stealing local_order=lifo: ns per fib call", "",
               "| configuration | ns per fib call | a worker's rate against one alone |", "|---|---|---|"]
         base = median_ci(alone)[0] if alone else None
-        for label, v, workers in (("one 1-worker process alone", alone, 1),
-                                  (f"{k} 1-worker processes at once (median process)", tog, 1),
-                                  (f"one {W}-worker process (wall time per call)", wide, W)):
+        for label, v, workers, tag in (("one 1-worker process alone", alone, 1, "lifo-alone"),
+                                       (f"{k} 1-worker processes at once (median process)", tog, 1, "lifo-together"),
+                                       (f"one {W}-worker process (wall time per call)", wide, W, "lifo-wide")):
             eff = f"{base / (median_ci(v)[0] * workers):.2f}" if v and base else "-"
-            L.append(f"| {label} | {cell(v)} | {eff} |")
+            L.append(f"| {label} | {cell(v, tag, 'ns per call')} | {eff} |")
         L += ["", f"- processes at once against alone: {verdict('together', tog, 'alone', alone)}",
               f"- {W} workers x ns per call against the processes at once: "
               f"{verdict('wide', [x * W for x in wide], 'together', tog)}", ""]
@@ -103,7 +110,8 @@ def main():
         L += ["## tiny (4 producers): M jobs/s", "", "| workers | " + " | ".join(("stealing", "fifo")) + " |",
               "|---|---|---|"]
         for w in tiny:
-            L.append(f"| {w} | " + " | ".join(cell(values(runs, f"tiny-{p}-{w}", thr)) for p in ("stealing", "fifo")) + " |")
+            L.append(f"| {w} | " + " | ".join(cell(values(runs, f"tiny-{p}-{w}", thr), f"tiny-{p}-{w}", "M jobs/s")
+                                         for p in ("stealing", "fifo")) + " |")
         L.append("")
         for p in ("stealing", "fifo"):
             for x, y in zip(tiny, tiny[1:]):
@@ -118,7 +126,8 @@ def main():
         L += ["## wake (one client per worker, 1 ms gaps)", "",
               "| setting | cores used | job p50 us | job p99 us |", "|---|---|---|---|"]
         for t in wake:
-            L.append(f"| {t[5:]} | {cell(values(runs, t, cores))} | {cell(values(runs, t, p50))} | {cell(values(runs, t, p99))} |")
+            L.append(f"| {t[5:]} | {cell(values(runs, t, cores), t, 'cores')} | {cell(values(runs, t, p50), t, 'p50 us')} "
+                     f"| {cell(values(runs, t, p99), t, 'p99 us')} |")
         L.append("")
         for t in wake[1:]:
             for what, fn in (("cores", cores), ("p99", p99)):
@@ -132,7 +141,7 @@ def main():
         L += ["## oltp (16 clients and 1,500 tx/s per worker): p99 us per statement class", "",
               "| policy, mix | " + " | ".join(classes) + " |", "|---|---|---|---|"]
         for t in oltp:
-            L.append(f"| {t[5:]} | " + " | ".join(cell(values(runs, t, p99_us(c))) for c in classes) + " |")
+            L.append(f"| {t[5:]} | " + " | ".join(cell(values(runs, t, p99_us(c)), t, f"{c} p99 us") for c in classes) + " |")
         L.append("")
         for c in ("point", "insert"):
             for mix in ("mix", "short"):
@@ -143,8 +152,12 @@ def main():
         L.append("")
     out = a.out or os.path.join(a.dir, "causes.md")
     with open(out, "w") as f:
-        f.write("\n".join(L))
-    print(f"causes: {out}")
+        f.write("\n".join(L) + "\n")
+    with open(os.path.splitext(out)[0] + ".csv", "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["config", "metric", "median", "low", "high", "runs"])
+        w.writerows((c, m, f"{v:.6g}", f"{lo:.6g}", f"{hi:.6g}", n) for c, m, v, lo, hi, n in CSV)
+    print(f"causes: {out} and its .csv")
 
 
 if __name__ == "__main__":

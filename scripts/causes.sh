@@ -26,6 +26,9 @@ export LD_LIBRARY_PATH=$root/build/carry/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH
 W=${CAUSES_WIDE:-16}; TINY=${CAUSES_TINY:-4 12 16}; D=${CAUSES_DURATION:-0.5}; GROUPS_=${CAUSES_GROUPS:-lifo tiny wake oltp}
 [ -x "$SB" ] || { echo "causes.sh: $SB is missing (scripts/carry.sh pack)" >&2; exit 2; }
 out=$1; reps=$2
+for g in $GROUPS_; do
+	case $g in lifo | tiny | wake | oltp) ;; *) echo "causes.sh: unknown group $g; valid groups are: lifo tiny wake oltp" >&2; exit 2 ;; esac
+done
 mkdir -p "$out"
 start() { # tag args...: one run in the background; its exit status and seconds go to rc.txt
 	local tag=$1; shift
@@ -78,7 +81,6 @@ for r in $(seq 1 "$reps"); do
 				[ "${c#*-}" = short ] && o="$o --set mix_scan=0 --set mix_join=0 --set mix_aggregate=0 --set mix_multi=0"
 				one "oltp-$c-r$r" --policy "${c%-*}" $o
 			done ;;
-		*) echo "causes.sh: unknown group $g; valid groups are: lifo tiny wake oltp" >&2; exit 2 ;;
 		esac
 	done
 done
