@@ -282,7 +282,7 @@ def report(d, native_dir, partial=False):
              "## Per workload and worker count", "",
              "| cell | workers | policies | throughput within | p99 within | median abs err: throughput | p50 | p99 "
              "| cores | steals |", "|---|---|---|---|---|---|---|---|---|---|"]
-    table, per_cell = [], []
+    per_cell = []
     for c, p, t in cells:
         nat, sim = med[("native", c, p, t)], med[("sim", c, p, t)]
         e = {name: err(sim.get(col), nat.get(col)) for name, col, _ in METRICS}
@@ -298,16 +298,21 @@ def report(d, native_dir, partial=False):
             v = [abs(e[name]) for e in es if e[name] is not None]
             med_abs.append(f"{statistics.median(v):.0f}%" if v else "-")
         lines.append(f"| {c} | {t} | {len(es)} | {ok_t}/{len(es)} | {ok_p}/{len(es)} | " + " | ".join(med_abs) + " |")
-        table.append({"cell": c, "threads": t, "policies": len(es), "throughput_within": ok_t, "p99_within": ok_p})
-    by_wl = {}
-    for row in table:
-        w = by_wl.setdefault(row["cell"], [0, 0, 0])
-        w[0] += row["policies"]
-        w[1] += row["throughput_within"]
-        w[2] += row["p99_within"]
-    lines += ["", "## Per workload cell, all worker counts", "", "| cell | cells | throughput within | p99 within |",
-              "|---|---|---|---|"]
-    lines += [f"| {c} | {n} | {a} ({100 * a / n:.0f}%) | {b} ({100 * b / n:.0f}%) |" for c, (n, a, b) in by_wl.items()]
+
+    def spread(vals):
+        v = sorted(x for x in vals if x is not None)
+        return f"{v[0]:+.0f} / {statistics.median(v):+.0f} / {v[-1]:+.0f} %" if v else "-"
+    lines += ["", "## Per workload cell, all worker counts (errors min / median / max)", "",
+              "| cell | cells | throughput within | throughput error | p99 within | p99 error |",
+              "|---|---|---|---|---|---|"]
+    names = list(dict.fromkeys(c for c, _, _, _, _, _ in per_cell))
+    for c in names + ["all"]:
+        es = [e for cc, _, _, _, _, e in per_cell if c in (cc, "all")]
+        n = len(es)
+        a = sum(1 for e in es if e["throughput"] is not None and abs(e["throughput"]) <= tt)
+        b = sum(1 for e in es if e["p99"] is not None and abs(e["p99"]) <= tp)
+        lines.append(f"| {c} | {n} | {a} ({100 * a / n:.0f}%) | {spread(e['throughput'] for e in es)} "
+                     f"| {b} ({100 * b / n:.0f}%) | {spread(e['p99'] for e in es)} |")
     lines += speedup_lines(med, [x["name"] for x in desc["cells"] if x["workload"] == "forkjoin"], tt)
     lines += ["", "## Every cell (native / simulated, error %)", "",
               "| cell | policy | workers | jobs/s | err | p50 µs | err | p99 µs | err | cores | err | steals/job | err |",

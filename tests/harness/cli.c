@@ -312,6 +312,23 @@ static unsigned owners(const char *name)
 	return n;
 }
 
+/* A run names its machine by the processor's brand string, not by whichever hwloc backend
+ * answered: with hwloc's x86 backend off (as when it gives up within a run, and hwloc falls back
+ * on /proc/cpuinfo, which on a guest may name the processor otherwise) the name is the same. */
+Test(cli, machine_name_does_not_depend_on_the_hwloc_backend, .timeout = 30)
+{
+	char *dir = make_tmp();
+	char *argv[] = { SCHEDBED_BIN, "host", NULL };
+	struct outcome *a = outcome_new(), *b = outcome_new();
+	run_in(dir, argv, a);
+	setenv("HWLOC_COMPONENTS", "-x86", 1);
+	run_in(dir, argv, b);
+	unsetenv("HWLOC_COMPONENTS");
+	cr_assert_eq(a->status, 0, "%s", a->err);
+	cr_assert_eq(b->status, 0, "%s", b->err);
+	cr_assert_str_eq(a->out, b->out, "with hwloc's x86 backend: '%s'; without it: '%s'", a->out, b->out);
+}
+
 Test(cli, list_names_everything, .timeout = 30)
 {
 	char *dir = make_tmp();
