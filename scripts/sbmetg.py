@@ -105,14 +105,15 @@ def report(root):
              "\"n/r\": 50% not reached (best efficiency in brackets); \"<g\": still above 50% at the finest point.", "",
              "| system | " + " | ".join(patterns) + " | busiest worker's share of the tasks | own peak |",
              "|---|" + "---|" * (len(patterns) + 2)]
-    capped = False
+    capped = set()
     for system, kind in systems:
         # a system whose own peak is far below the machine's (serial: one thread of two) hovers
         # around 50% at every coarse granularity, so where it crosses 50% is noise, not overhead
         own = (peak.get("peak_medians") or {}).get(system)
         ceiling = own / peak["peak_flops"] if own else None
         cap = "†" if ceiling is not None and ceiling < CEILING_SUSPECT else ""
-        capped = capped or bool(cap)
+        if cap:
+            capped.add(system)
         cells = []
         for pattern in patterns:
             t = next(x for x in table if x["pattern"] == pattern and x["system"] == system)
@@ -136,7 +137,7 @@ def report(root):
         lines += ["", f"† own peak below {CEILING_SUSPECT:.0%} of the machine's: the system cannot use every thread "
                   "(serial runs a job on its one request thread), so its efficiency stays near 1/threads at every coarse "
                   "granularity and where it crosses 50% measures the machine's noise, not the system's overhead."]
-    lines += order_lines(patterns, systems, reps_of)
+    lines += order_lines(patterns, systems, reps_of, capped)
     machine = peak.get("machine", machines.UNKNOWN)
     lines += ["", f"Machine: {machine}."]
     with open(os.path.join(root, "metg.md"), "w") as f:
@@ -145,14 +146,15 @@ def report(root):
     figures(root, rows, systems, patterns, machine)
 
 
-def order_lines(patterns, systems, reps_of):
+def order_lines(patterns, systems, reps_of, capped=()):
     """Per pattern, every system against the one with the lowest median and every policy against
-    every peer, by the interval rule (sbstats): which comparisons the runs support."""
+    every peer, by the interval rule (sbstats): which comparisons the runs support. Systems in
+    `capped` (own peak far below the machine's, †) are left out: their METG measures noise."""
     out = []
     for pattern in patterns:
         # an unreached 50% is infinite; a finite stand-in keeps the bootstrap's arithmetic defined
         vals = {s: [v if math.isfinite(v) else 1e30 for v in reps_of[(pattern, s)]]
-                for s, _ in systems if (pattern, s) in reps_of}
+                for s, _ in systems if (pattern, s) in reps_of and s not in capped}
         best = min(vals, key=lambda s: np.median(vals[s]))
         pairs = [(s, best) for s in vals if s != best]
         pairs += [(s, peer) for s, k in systems for peer, pk in systems
