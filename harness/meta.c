@@ -118,7 +118,7 @@ static bool cpu_brand(char *out, size_t n)
 {
 #if defined(__x86_64__) || defined(__i386__)
 	unsigned r[13] = { 0 };
-	if (__get_cpuid_max(0x80000000u, NULL) < 0x80000004u)
+	if ((unsigned)__get_cpuid_max(0x80000000u, NULL) < 0x80000004u) /* int in clang's cpuid.h, unsigned in gcc's */
 		return false;
 	for (unsigned i = 0; i < 3; i++)
 		__get_cpuid(0x80000002u + i, &r[4 * i], &r[4 * i + 1], &r[4 * i + 2], &r[4 * i + 3]);
