@@ -20,8 +20,9 @@
 #include "stats.h"
 
 #define SB_TOKEN_BATCH 64    /* job tokens a thread takes from a job's count at once */
-#define SB_FREE_BATCH 256    /* tasks moved between a thread's free list and the depot */
-#define SB_SLAB_TASKS 256    /* tasks per allocation */
+#define SB_FREE_BATCH 256    /* tasks moved between a thread's free lists and the depot at once */
+#define SB_SLAB_TASKS 256    /* tasks per allocation: a new slab is one free list (task.c) */
+_Static_assert(SB_SLAB_TASKS <= SB_FREE_BATCH, "a new slab fits a thread's free list");
 #define SB_JOB_ROWS_CAP (1u << 22) /* job rows one thread records at most (the rest are counted) */
 
 /* Per-thread counters. The owner updates them with relaxed load+store (no lock prefix);
@@ -58,8 +59,9 @@ struct sb_thread {
 	struct sb_rt *rt;
 	uint64_t rng;
 
-	struct sb_node *free;      /* task free list */
+	struct sb_node *free;      /* task free list: nfree tasks, at most SB_FREE_BATCH */
 	unsigned nfree;
+	struct sb_node *spare;     /* a full batch of free tasks, or NULL (task.c) */
 	struct sb_job *tok_job;    /* job whose tokens this thread caches ... */
 	int64_t tok_n;             /* ... and how many */
 	struct sb_list serial;     /* own serial queue (SB_TO_CALLER) */
@@ -169,8 +171,8 @@ struct sb_rt {
 
 	/* task memory: slabs are never freed before destroy, so tasks are type-stable */
 	pthread_mutex_t depot_lock;
-	struct sb_node *depot;
-	size_t ndepot;
+	struct sb_node *depot;     /* whole batches of free tasks (task.c) */
+	size_t ndepot;             /* tasks in them */
 	struct sb_slab *slabs;
 	_Atomic uint64_t nr_slabs;
 

@@ -25,23 +25,52 @@
 #include "idle.h"
 #include "thread.h"
 
-/* ---- task memory ---- */
+/* ---- task memory ----
+ *
+ * A thread keeps two free lists: `free` (nfree tasks, at most SB_FREE_BATCH) and `spare` (a full
+ * batch or NULL), as Bonwick's magazines. The depot holds whole batches, so that a thread that
+ * allocates more than it frees (or the reverse) moves SB_FREE_BATCH tasks with one pointer
+ * swap under depot_lock, not a walk over the chain: in a fork-join run whose tasks are spawned
+ * on one worker and freed on another, the walk (a cache miss per task, under the lock) made
+ * the depot the whole process's bottleneck. A batch is a NULL-terminated chain through
+ * node.next; its first task's `arg` links the next batch in the depot and its u[0] counts the
+ * chain (a free task's fields are the allocator's). A thread touches the depot at most once
+ * per SB_FREE_BATCH tasks of imbalance either way, as before. */
+
+static inline struct sb_node *batch_next(struct sb_node *b) { return sb_task_of(b)->arg; }
+static inline unsigned batch_len(struct sb_node *b) { return (unsigned)sb_task_of(b)->u[0]; }
+
+/* Caller holds depot_lock. */
+static void depot_put(struct sb_rt *rt, struct sb_node *b, unsigned n)
+{
+	struct sb_task *t = sb_task_of(b);
+	t->arg = rt->depot;
+	t->u[0] = n;
+	rt->depot = b;
+	rt->ndepot += n;
+}
 
 static SB_COLD void refill(struct sb_thread *tc)
 {
 	struct sb_rt *rt = tc->rt;
+	if (tc->spare) {
+		tc->free = tc->spare;
+		tc->nfree = SB_FREE_BATCH;
+		tc->spare = NULL;
+		return;
+	}
 	sb_lock_counted(tc, &rt->depot_lock);
-	for (unsigned i = 0; i < SB_FREE_BATCH && rt->depot; i++) {
-		struct sb_node *n = rt->depot;
-		rt->depot = atomic_load_explicit(&n->next, memory_order_relaxed);
-		rt->ndepot--;
-		atomic_store_explicit(&n->next, tc->free, memory_order_relaxed);
-		tc->free = n;
-		tc->nfree++;
+	struct sb_node *b = rt->depot;
+	if (b) {
+		rt->depot = batch_next(b);
+		tc->nfree = batch_len(b);
+		rt->ndepot -= tc->nfree;
 	}
 	pthread_mutex_unlock(&rt->depot_lock);
-	if (tc->free)
+	if (b) {
+		tc->free = b;
 		return;
+	}
 	struct sb_slab *s = sb_alloc_lines(sizeof *s);
 	if (!s) {
 		fprintf(stderr, "%s:%d: out of memory allocating tasks\n", __FILE__, __LINE__);
@@ -52,7 +81,7 @@ static SB_COLD void refill(struct sb_thread *tc)
 		atomic_store_explicit(&n->next, tc->free, memory_order_relaxed);
 		tc->free = n;
 	}
-	tc->nfree += SB_SLAB_TASKS;
+	tc->nfree = SB_SLAB_TASKS;
 	sb_lock_counted(tc, &rt->depot_lock);
 	s->next = rt->slabs;
 	rt->slabs = s;
@@ -60,34 +89,44 @@ static SB_COLD void refill(struct sb_thread *tc)
 	atomic_fetch_add_explicit(&rt->nr_slabs, 1, memory_order_relaxed);
 }
 
-static SB_COLD void spill(struct sb_thread *tc, unsigned keep)
+/* `free` is full: it becomes the spare, and a spare already there goes to the depot whole. */
+static SB_COLD void spill(struct sb_thread *tc)
 {
+	struct sb_node *full = tc->spare;
+	tc->spare = tc->free;
+	tc->free = NULL;
+	tc->nfree = 0;
+	if (!full)
+		return;
 	struct sb_rt *rt = tc->rt;
 	sb_lock_counted(tc, &rt->depot_lock);
-	while (tc->nfree > keep) {
-		struct sb_node *n = tc->free;
-		tc->free = atomic_load_explicit(&n->next, memory_order_relaxed);
-		tc->nfree--;
-		atomic_store_explicit(&n->next, rt->depot, memory_order_relaxed);
-		rt->depot = n;
-		rt->ndepot++;
-	}
+	depot_put(rt, full, SB_FREE_BATCH);
 	pthread_mutex_unlock(&rt->depot_lock);
 }
 
 /* Back to the thread's free list. In check mode the callers have already marked it free. */
 SB_HOT_INLINE void sb_task_free(struct sb_thread *tc, struct sb_task *t)
 {
+	if (__builtin_expect(tc->nfree == SB_FREE_BATCH, 0))
+		spill(tc);
 	atomic_store_explicit(&t->node.next, tc->free, memory_order_relaxed);
 	tc->free = &t->node;
-	if (++tc->nfree > 2 * SB_FREE_BATCH)
-		spill(tc, SB_FREE_BATCH);
+	tc->nfree++;
 }
 
 void sb_thread_cache_release(struct sb_thread *tc)
 {
-	if (tc->nfree)
-		spill(tc, 0);
+	if (!tc->free && !tc->spare)
+		return;
+	struct sb_rt *rt = tc->rt;
+	sb_lock_counted(tc, &rt->depot_lock);
+	if (tc->free)
+		depot_put(rt, tc->free, tc->nfree);
+	if (tc->spare)
+		depot_put(rt, tc->spare, SB_FREE_BATCH);
+	pthread_mutex_unlock(&rt->depot_lock);
+	tc->free = tc->spare = NULL;
+	tc->nfree = 0;
 }
 
 void sb_slabs_free(struct sb_rt *rt)

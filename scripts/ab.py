@@ -9,9 +9,11 @@
 Writes a manifest of 2 x REPS runs (A B A B ..., repetition k of both with seed base + k - 1, so
 that the machine's drift hits both alike and both see the same jobs) into DIR and runs it with
 the sweep runner (scripts/sweep.py: resumable, one run at a time, each run's status and log).
-Then one line per metric: throughput, p50 and p99 of all jobs and of every class, each side's
+Then one line per metric: throughput, p50 and p99 of all jobs and of every class, and the share
+of the workers' busy time spent waiting for the core's locks (the task depot), each side's
 median with its 95% bootstrap interval, and B "faster", "slower" or "no difference measured"
-against A by the study's rule (sbstats.py: an ordering only when the intervals do not overlap).
+against A by the study's rule (sbstats.py: an ordering only when the intervals do not overlap);
+the same figures go to DIR/verdict.csv for scripts.
 Runs whose settings or machines differ are never pooled (sbverdict.py).
 
 --a-build / --b-build run that side with another schedbed, an earlier commit's build say (make
@@ -20,6 +22,7 @@ any other. Such a side's runs record their own commit, which the table prints be
 the other side's must be this tree's, as always.
 """
 import argparse
+import csv
 import os
 import shlex
 import sys
@@ -88,6 +91,15 @@ def report(root):
     print(f"on {machines.name(machines.key(a[0]['provenance']))}")
     for text in sbverdict.table("A", a, "B", b):
         print(text)
+    # the same figures for scripts: written whole, then renamed, so a half-written file never stands
+    path = os.path.join(root, "verdict.csv")
+    with open(path + ".tmp", "w", newline="") as f:
+        got = sbverdict.rows(a, b)
+        w = csv.DictWriter(f, fieldnames=["metric", "higher_is_better", "a_median", "a_low", "a_high", "a_runs",
+                                          "b_median", "b_low", "b_high", "b_runs", "verdict"])
+        w.writeheader()
+        w.writerows(got)
+    os.replace(path + ".tmp", path)
     worst = max((r["summary"]["all"]["p99"] or 0) for r in a + b)
     print(f"(medians over runs with 95% bootstrap intervals; an ordering only where the intervals do not "
           f"overlap; worst p99 of any run {fmt_ns(worst)})")

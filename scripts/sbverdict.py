@@ -74,9 +74,22 @@ def check_pool(sides, across=()):
     check_same(every, "settings", lambda m: {k: v for k, v in settings_of(m).items() if k in across}, "sides")
 
 
+LOCK_METRIC = "lock wait %"
+
+
+def lock_share(run):
+    """The workers' waits for the core's shared locks (the task depot) in the window, as a percentage
+    of their busy time; None when the run has no such counters (or no busy time)."""
+    w = run["summary"].get("counters", {}).get("window", {})
+    busy, wait = w.get("busy_ns"), w.get("lock_wait_ns")
+    return 100.0 * wait / busy if busy and wait is not None else None
+
+
 def metrics(runs):
     """[(metric name, higher is better, values per run)]: throughput, then p50 and p99 of all jobs
-    and of every class (in the workload's order) that each run finished jobs of."""
+    and of every class (in the workload's order) that each run finished jobs of, then the share of
+    busy time spent waiting for the core's locks (a cause, not a result: it says why throughput
+    moved) where the runs counted it."""
     out = [("throughput (jobs/s)", True, [r["summary"]["throughput"] for r in runs])]
     classes = ["all"] + [c for c in runs[0]["meta"].get("workload", {}).get("classes", [])
                          if all(r["summary"]["classes"].get(c, {}).get("count") for r in runs)]
@@ -84,6 +97,9 @@ def metrics(runs):
         for q in ("p50", "p99"):
             vals = [(r["summary"]["all"] if c == "all" else r["summary"]["classes"][c])[q] for r in runs]
             out.append((f"{q} {c}", False, vals))
+    locks = [lock_share(r) for r in runs]
+    if any(x is not None for x in locks):
+        out.append((LOCK_METRIC, False, locks))
     return out
 
 
@@ -99,7 +115,9 @@ def verdict(a, b, higher_is_better):
     return ("faster" if b_higher == higher_is_better else "slower"), ca, cb
 
 
-def fmt(v, higher_is_better):
+def fmt(v, higher_is_better, name=""):
+    if name == LOCK_METRIC:
+        return f"{v:.2f}"
     if higher_is_better:
         return f"{v:,.0f}"
     for scale, unit in ((1e9, "s"), (1e6, "ms"), (1e3, "us")):
@@ -108,17 +126,30 @@ def fmt(v, higher_is_better):
     return f"{v:.0f} ns"
 
 
-def table(name_a, runs_a, name_b, runs_b, only=None):
-    """The verdict lines of B against A, one per metric present on both sides (or named in only),
-    after a header line."""
+def rows(runs_a, runs_b, only=None):
+    """One dict per metric present on both sides (or named in only): the metric, each side's median,
+    interval and run count, and B's verdict against A (a file a script can read: ab.py's verdict.csv)."""
     ma = {m: (hib, v) for m, hib, v in metrics(runs_a) if only is None or m in only}
-    lines = [f"{'metric':<20} {name_a + ' median [95% CI]':>30}  {name_b + ' median [95% CI]':>30}  "
-             f"{name_b} against {name_a}"]
+    out = []
     for m, hib, vb in metrics(runs_b):
         if m not in ma or all(x is None for x in ma[m][1]) or all(x is None for x in vb):
             continue
         said, ca, cb = verdict(ma[m][1], vb, hib)
+        out.append({"metric": m, "higher_is_better": hib,
+                    "a_median": ca[0], "a_low": ca[1], "a_high": ca[2], "a_runs": sum(x is not None for x in ma[m][1]),
+                    "b_median": cb[0], "b_low": cb[1], "b_high": cb[2], "b_runs": sum(x is not None for x in vb),
+                    "verdict": said})
+    return out
+
+
+def table(name_a, runs_a, name_b, runs_b, only=None):
+    """The verdict lines of B against A, one per metric of rows(), after a header line."""
+    lines = [f"{'metric':<20} {name_a + ' median [95% CI]':>30}  {name_b + ' median [95% CI]':>30}  "
+             f"{name_b} against {name_a}"]
+    for r in rows(runs_a, runs_b, only):
+        m, hib, said = r["metric"], r["higher_is_better"], r["verdict"]
+        ca, cb = (r["a_median"], r["a_low"], r["a_high"]), (r["b_median"], r["b_low"], r["b_high"])
         ratio = f" (B/A {cb[0] / ca[0]:.2f})" if ca[0] and said != sbstats.NO_DIFFERENCE else ""
-        cell = [f"{fmt(c[0], hib)} [{fmt(c[1], hib)}, {fmt(c[2], hib)}]" for c in (ca, cb)]
+        cell = [f"{fmt(c[0], hib, m)} [{fmt(c[1], hib, m)}, {fmt(c[2], hib, m)}]" for c in (ca, cb)]
         lines.append(f"{m:<20} {cell[0]:>30}  {cell[1]:>30}  {said}{ratio}")
     return lines

@@ -78,6 +78,19 @@ def test_overlapping_samples_are_no_difference(tmp):
     assert said == sbstats.NO_DIFFERENCE, said
 
 
+def test_lock_waits_are_a_metric_where_counted(tmp):
+    """The depot lock's waits, as a share of busy time, get a line of their own (lower is better),
+    only when the runs counted them, so that an A/B of the core shows the cause beside the result."""
+    a = side("a", [1000] * 5, [5e6] * 5)
+    b = side("b", [1000] * 5, [5e6] * 5)
+    assert "lock wait %" not in lines_by_metric(sbverdict.table("A", a, "B", b))
+    for r, wait in zip(a + b, [480, 500, 450, 520, 470, 1, 0, 2, 1, 0]):
+        r["summary"]["counters"] = {"window": {"busy_ns": 1000, "lock_wait_ns": wait}}
+    got = lines_by_metric(sbverdict.table("A", a, "B", b))
+    assert got["lock wait %"].split("  ")[-1].startswith("faster"), got["lock wait %"]
+    assert "48.00 [" in got["lock wait %"], got["lock wait %"]
+
+
 def refused(sides, want, across=()):
     try:
         sbverdict.check_pool(sides, across)
@@ -127,6 +140,12 @@ def test_ab_command_alternates_and_gives_the_verdict(tmp):
     # 200 µs of work in each of a job's 50 tasks: B far slower, in throughput and in latency
     assert got["throughput (jobs/s)"].rstrip().split("  ")[-1].startswith("slower"), p.stdout
     assert got["p50 all"].split("  ")[-1].startswith("slower"), p.stdout
+    # the same verdicts, for scripts, in verdict.csv
+    import csv
+    with open(os.path.join(d, "verdict.csv"), newline="") as f:
+        rows = {r["metric"]: r for r in csv.DictReader(f)}
+    assert rows["throughput (jobs/s)"]["verdict"] == "slower" and int(rows["throughput (jobs/s)"]["b_runs"]) == 5, rows
+    assert float(rows["p50 all"]["b_low"]) > float(rows["p50 all"]["a_high"]), rows
     again = subprocess.run([PY, AB, d], capture_output=True, text=True)
     assert again.returncode == 0 and again.stdout == p.stdout[p.stdout.index("A: "):], again.stdout + again.stderr
     assert ab("--a", a, "--b", a, "--reps", "3", os.path.join(tmp, "few")).returncode == 2
@@ -186,6 +205,7 @@ def test_compare_refuses_one_policy_with_two_settings(tmp):
 
 
 TESTS = [test_clear_difference_is_faster_or_slower, test_overlapping_samples_are_no_difference,
+         test_lock_waits_are_a_metric_where_counted,
          test_mismatched_settings_and_machines_are_refused, test_ab_command_alternates_and_gives_the_verdict,
          test_two_builds_each_with_its_own_commit, test_compare_refuses_one_policy_with_two_settings]
 
