@@ -261,10 +261,13 @@ def check_args(schedbed, lines, builds=None):
             die(f"{ln['id']}: " + (p.stderr.strip().splitlines() or [f"exit {p.returncode}"])[-1], p.returncode)
 
 
-def run_dir(root, schedbed, jobs=0, retry_failed=False, allow_dirty=False, resume=None, builds=None):
+def run_dir(root, schedbed, jobs=0, retry_failed=False, allow_dirty=False, resume=None, builds=None, width=0):
     """The local runner: the manifest's pending lines, in manifest order, with a progress line per
     run. 0 when every line is done, 1 when some failed, 130 when interrupted. resume: the command
-    that picks up an interrupted run, for the message (default: sweep.py run)."""
+    that picks up an interrupted run, for the message (default: sweep.py run). jobs: runs at once,
+    timing runs included (sweep.py's --jobs, for a machine whose runs do not disturb each other);
+    width: runs at once for the lines that are not timing runs, while timing runs still run alone
+    (default: the machine's CPUs)."""
     import concurrent.futures as cf
     lines = read_manifest(root)
     if not (os.path.isfile(schedbed) and os.access(schedbed, os.X_OK)):
@@ -274,7 +277,7 @@ def run_dir(root, schedbed, jobs=0, retry_failed=False, allow_dirty=False, resum
     todo, skipped = pending(root, lines, retry_failed)
     for ln, why in skipped:
         print(f"{PROG}: {ln['id']} not rerun without --retry-failed: {why}", file=sys.stderr)
-    width = jobs or os.cpu_count() or 1
+    width = jobs or width or os.cpu_count() or 1
     done_before = len(lines) - len(todo) - len(skipped)
     print(f"{PROG}: {len(lines)} runs in {root}: {done_before} finished before, {len(todo)} to run, "
           f"{'one at a time (timing runs)' if all(lines[i].get('timing', True) for i in todo) and not jobs else f'up to {width} at once'}",

@@ -152,7 +152,8 @@ def run(a):
     stop = threading.Event()
     th = threading.Thread(target=sample_load, args=(a.out, stop), daemon=True)
     th.start()
-    rc = sbrun.run_dir(a.out, a.schedbed, jobs=a.jobs, retry_failed=a.retry_failed, allow_dirty=a.allow_dirty,
+    # --jobs widens the simulated half only: the native half's timing runs stay one at a time
+    rc = sbrun.run_dir(a.out, a.schedbed, width=a.jobs or 0, retry_failed=a.retry_failed, allow_dirty=a.allow_dirty,
                        resume=f"validate_sim.py run --out {a.out} --retry-failed (with the same options)")
     stop.set()
     th.join()
@@ -374,7 +375,7 @@ def main():
         p.add_argument("--executors", default="native,sim")
         p.add_argument("--sim-costs", help="default: sim/costs-MACHINE.txt of the machine that expands")
         if name == "run":
-            p.add_argument("--jobs", type=int, help="runs at once for the simulated half (as sweep.py run's)")
+            p.add_argument("--jobs", type=int, help="runs at once for the simulated half; the native runs (timing runs) stay one at a time")
             p.add_argument("--allow-dirty", action="store_true", help="run from a changed tree, every result marked")
             p.add_argument("--retry-failed", action="store_true", help="rerun the runs that failed or were cut off")
             p.add_argument("--native", help="report against this directory's native runs (with --executors sim)")

@@ -132,6 +132,15 @@ def test_timing_runs_alone_others_in_parallel(tmp):
     sweep("run", free, "--schedbed", SCHEDBED, "--jobs", "2", check=0)
     iv = intervals(free)
     assert iv[1][0] < iv[0][1], f"runs marked not timing-sensitive did not run side by side with --jobs 2: {iv}"
+    # a width for the other runs (validate_sim.py's --jobs, for its simulated half) leaves timing runs alone
+    sys.path.insert(0, os.path.join(ROOT, "scripts"))
+    import sbrun
+    wide = os.path.join(tmp, "wide")
+    sweep("expand", description(tmp, "wide", cfgs, timing=True), "--out", wide, check=0)
+    assert sbrun.run_dir(wide, SCHEDBED, width=2) == 0
+    iv = intervals(wide)
+    for (s0, e0), (s1, _) in zip(iv, iv[1:]):
+        assert s1 >= e0 - 0.05, f"timing runs overlapped under a width of 2: {iv}"
 
 
 def test_failing_line_is_named_and_never_collected(tmp):
