@@ -20,7 +20,9 @@ const char *const sb_cost_names[SB_NR_COSTS] = {
 	[SB_COST_STEAL] = "steal", [SB_COST_STEAL_EMPTY] = "steal_empty",
 	[SB_COST_WAKE] = "wake", [SB_COST_PARK] = "park", [SB_COST_RELAX] = "relax",
 	[SB_COST_YIELD] = "yield", [SB_COST_LINE] = "line", [SB_COST_LINE_REMOTE] = "line_remote",
-	[SB_COST_COLD] = "cold", [SB_COST_COLD_AFTER] = "cold_after",
+	[SB_COST_COLD] = "cold", [SB_COST_COLD_AFTER] = "cold_after", [SB_COST_PARK_P10] = "park_p10",
+	[SB_COST_PARK_P50] = "park_p50", [SB_COST_PARK_P90] = "park_p90", [SB_COST_PARK_P99] = "park_p99",
+	[SB_COST_PARK_P999] = "park_p999",
 };
 
 void sb_exec_use(const struct sb_exec_ops *vt)

@@ -71,6 +71,14 @@ enum sb_cost {
 	SB_COST_COLD,        /* taking a task whose memory left the cache: pushed more than cold_after
 	                        pushes before its pop or steal (fork-join's breadth-first frontier) */
 	SB_COST_COLD_AFTER,  /* a count, not ns: the pushes after which a queued task is cold */
+	/* The spread of `park`, measured over every hand-off of the calibration: its 10th, 50th, 90th,
+	 * 99th and 99.9th percentiles. Optional (all five or none): with them each park draws its cost
+	 * from that distribution, without them it costs `park` every time. */
+	SB_COST_PARK_P10,
+	SB_COST_PARK_P50,
+	SB_COST_PARK_P90,
+	SB_COST_PARK_P99,
+	SB_COST_PARK_P999,
 	SB_NR_COSTS
 };
 extern const char *const sb_cost_names[SB_NR_COSTS];

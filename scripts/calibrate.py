@@ -42,7 +42,7 @@ from sbrun import read_status, run_manifest
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 ORDER = ["push", "pop", "pop_empty", "steal", "steal_empty", "wake", "park", "relax", "yield", "line", "line_remote",
-         "cold", "cold_after"]
+         "cold", "cold_after", "park_p10", "park_p50", "park_p90", "park_p99", "park_p999"]
 CHAINS = (200000, 2000000)  # two chain lengths: the difference cancels start-up and end
 
 
@@ -160,6 +160,8 @@ def main():
         "# cold, cold_after: FIFO passes over 2^10..2^22 tasks in a shuffled memory order (pushed, then taken",
         "# oldest first reading each task's lines): cold_after is the last count before a pass costs twice the",
         "# in-cache one (a count of pushes, not ns), cold the median extra per task beyond that knee.",
+        "# park_p10 .. park_p999: percentiles of park over every hand-off of all 31 rounds (nearest rank);",
+        "# the simulator draws each park from them (linear between them), so wake-ups have the machine's tail.",
         f"# push@POLICY: CPU time per task of a 1-worker chain with no work (the CPU {CHAINS[1]} tasks take",
         f"# beyond {CHAINS[0]}, over the extra tasks; median of 3 pairs of native runs) minus pop: the policy's callbacks and the core's per-task path, charged on the",
         "# submit because every task passes there (the caller's own list is popped without a policy call).",

@@ -303,7 +303,7 @@ def update_paper(out, names):
         src, dst = os.path.join(out, n), os.path.join(PAPER, n)
         tmp, old = dst + ".new", dst + ".old"
         shutil.rmtree(tmp, ignore_errors=True)
-        shutil.copytree(src, tmp)
+        shutil.copytree(src, tmp, ignore=shutil.ignore_patterns("*.pdf"))  # sbresults.COMMITTED says why
         pack_runs(tmp)
         if os.path.exists(dst):
             os.rename(dst, old)

@@ -135,11 +135,17 @@ def tail(ax, lat_ns, label, counts=None, **kw):
         ax.axhline(q, color="grey", lw=0.6, ls=":")
 
 
+# The committed results keep the PNG, which PAPER.md shows, and no PDF: the clone and the 16-core
+# machine's carry have a size budget, and a PDF is one `experiments.py --report` away.
+COMMITTED = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "results", "paper")
+
+
 def save(fig, out_dir, stem):
-    """stem.png and stem.pdf in out_dir; returns the PNG path."""
+    """stem.png and stem.pdf in out_dir (the PNG alone under results/paper/); returns the PNG path."""
     png = os.path.join(out_dir, stem + ".png")
     fig.savefig(png, bbox_inches="tight")
-    fig.savefig(os.path.join(out_dir, stem + ".pdf"), bbox_inches="tight")
+    if not os.path.realpath(out_dir).startswith(os.path.realpath(COMMITTED) + os.sep):
+        fig.savefig(os.path.join(out_dir, stem + ".pdf"), bbox_inches="tight")
     plt.close(fig)
     return png
 

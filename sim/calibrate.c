@@ -164,8 +164,14 @@ static double line_cost(void)
 }
 
 /* Park/wake: thread i parks on word[i] until it reads 1; the other sets it, notes the time and
- * wakes it. wake: the waker's call; park: from that call to the sleeper running again. */
+ * wakes it. wake: the waker's call; park: from that call to the sleeper running again. Every
+ * hand-off's park is also kept (thread i writes only lat[i]), for park's percentiles: the mean of
+ * the fastest round is the cost on a quiet core, the percentiles are how far a park strays from it
+ * (a halted virtual CPU, a neighbour on the core), which a latency tail is made of. */
+#define HANDOFFS (ROUNDS * (PINGS / 4)) /* parks per thread over all rounds */
 static _Atomic uint64_t sent_at, park_ns;
+static double lat[2][HANDOFFS];
+static int nlat[2];
 
 static void hand_over(int to)
 {
@@ -185,8 +191,10 @@ static void wait_turn(int me)
 	while (!atomic_load_explicit(&word[me], memory_order_acquire))
 		sb_exec_park(&word[me], 0, 0);
 	/* relaxed: sent_at was stored before the word (see hand_over); the sum is read after the join */
-	atomic_fetch_add_explicit(&park_ns, sb_now_ns() - atomic_load_explicit(&sent_at, memory_order_relaxed),
-				  memory_order_relaxed);
+	uint64_t dt = sb_now_ns() - atomic_load_explicit(&sent_at, memory_order_relaxed);
+	atomic_fetch_add_explicit(&park_ns, dt, memory_order_relaxed);
+	if (nlat[me] < HANDOFFS)
+		lat[me][nlat[me]++] = (double)dt; /* read after the join */
 	/* relaxed: only this thread reads its word until it hands over, which orders it */
 	atomic_store_explicit(&word[me], 0, memory_order_relaxed);
 }
@@ -222,6 +230,29 @@ static void park_costs(double *wake, double *park)
 	}
 	*wake = least(w, ROUNDS);
 	*park = least(p, ROUNDS);
+}
+
+static int by_value(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+/* park's 10th, 50th, 90th, 99th and 99.9th percentiles over every hand-off of park_costs (nearest
+ * rank), into q[0..4]. */
+static void park_percentiles(double q[5])
+{
+	static double all[2 * HANDOFFS];
+	int n = 0;
+	for (int t = 0; t < 2; t++)
+		for (int i = 0; i < nlat[t]; i++)
+			all[n++] = lat[t][i];
+	qsort(all, (size_t)n, sizeof *all, by_value);
+	static const double at[5] = { 0.10, 0.50, 0.90, 0.99, 0.999 };
+	for (int k = 0; k < 5; k++) {
+		int r = (int)(at[k] * n + 0.999999); /* nearest rank, 1-based */
+		q[k] = n ? all[(r < 1 ? 1 : r > n ? n : r) - 1] : 0;
+	}
 }
 
 /* ---- a task whose memory left the cache ---- */
@@ -326,6 +357,10 @@ int main(void)
 	double cold, after;
 	cold_costs(&cold, &after);
 	printf("cold %.1f\ncold_after %.0f\n", cold, after);
+	double pq[5];
+	park_percentiles(pq);
+	printf("park_p10 %.1f\npark_p50 %.1f\npark_p90 %.1f\npark_p99 %.1f\npark_p999 %.1f\n", pq[0], pq[1], pq[2],
+	       pq[3], pq[4]);
 	urcu_memb_unregister_thread();
 	return 0;
 }

@@ -87,6 +87,8 @@ struct sim_state {
 	sg4::Host *host = nullptr;
 	unsigned cores = 0; /* 0: a core per actor (work is a delay); else work shares this many */
 	double busy = 0; /* simulated CPU time: every ns spent, none slept or parked */
+	bool park_spread = false; /* the table has park's percentiles: each park draws from them */
+	uint64_t park_rng = 0x9e3779b97f4a7c15ull; /* their draws: a fixed start, so a seed replays */
 };
 
 sim_state S;
@@ -177,6 +179,32 @@ void drop_waiter(std::deque<actor_state *> &q, actor_state *a)
 		}
 }
 
+/* The way back from one park. With the table's percentiles (calibrate.c measures them over every
+ * hand-off), a draw from the distribution they describe: linear between the 10th, 50th, 90th, 99th
+ * and 99.9th percentiles, the 10th below and the 99.9th above them, so that one park in a hundred
+ * pays the machine's tail (a halted virtual CPU, a preempted sleeper) and not only its median.
+ * Without them, `park` each time. The draws come from one generator with a fixed start: the same
+ * run replays the same costs. */
+static double park_cost()
+{
+	if (!S.park_spread)
+		return S.cost[SB_COST_PARK];
+	/* xorshift64*: a uniform u in [0, 1) */
+	uint64_t x = S.park_rng;
+	x ^= x >> 12, x ^= x << 25, x ^= x >> 27;
+	S.park_rng = x;
+	double u = (double)((x * 0x2545f4914f6cdd1dull) >> 11) * 0x1.0p-53;
+	static const double at[] = { 0.10, 0.50, 0.90, 0.99, 0.999 };
+	static const int q[] = { SB_COST_PARK_P10, SB_COST_PARK_P50, SB_COST_PARK_P90, SB_COST_PARK_P99,
+				 SB_COST_PARK_P999 };
+	if (u <= at[0])
+		return S.cost[q[0]];
+	for (int i = 1; i < 5; i++)
+		if (u <= at[i])
+			return S.cost[q[i - 1]] + (S.cost[q[i]] - S.cost[q[i - 1]]) * (u - at[i - 1]) / (at[i] - at[i - 1]);
+	return S.cost[q[4]];
+}
+
 void park(SB_ATOMIC_U32 *addr, uint32_t val, uint64_t timeout_ns)
 {
 	/* no other actor runs between this check and the enqueue: the futex's atomicity */
@@ -207,7 +235,7 @@ void park(SB_ATOMIC_U32 *addr, uint32_t val, uint64_t timeout_ns)
 		a->sem->acquire();
 		switch_in(a);
 	}
-	a->debt += S.cost[SB_COST_PARK];
+	a->debt += park_cost();
 }
 
 void unpark(SB_ATOMIC_U32 *addr, int n)
@@ -395,6 +423,24 @@ int load_costs(const char *path, const char *const *policies, const char *policy
 		seen[k] = true;
 	}
 	fclose(f);
+	/* park's percentiles are optional, all five or none (older tables have none) */
+	int spread = 0;
+	for (int c = SB_COST_PARK_P10; c <= SB_COST_PARK_P999; c++)
+		spread += seen[c];
+	if (rc == 0 && spread && spread < SB_COST_PARK_P999 - SB_COST_PARK_P10 + 1) {
+		snprintf(err, errlen, "%s: park_p10, park_p50, park_p90, park_p99 and park_p999 go together: give all "
+			 "five or none", path);
+		rc = -EINVAL;
+	}
+	S.park_spread = spread > 0;
+	for (int c = SB_COST_PARK_P10; c <= SB_COST_PARK_P999; c++)
+		seen[c] = true;
+	for (int c = SB_COST_PARK_P10; rc == 0 && S.park_spread && c < SB_COST_PARK_P999; c++)
+		if (S.cost[c + 1] < S.cost[c]) {
+			snprintf(err, errlen, "%s: %s is below %s: percentiles cannot fall", path, sb_cost_names[c + 1],
+				 sb_cost_names[c]);
+			rc = -EINVAL;
+		}
 	for (int c = 0; rc == 0 && c < SB_NR_COSTS; c++)
 		if (!seen[c]) {
 			snprintf(err, errlen, "%s: cost '%s' is missing", path, sb_cost_names[c]);
@@ -466,6 +512,9 @@ extern "C" uint64_t sb_sim_cpu_ns(void)
 
 extern "C" double sb_sim_cost(enum sb_cost c)
 {
+	/* park's percentiles that the table does not give: not a cost of 0 (meta.json writes null) */
+	if (c >= SB_COST_PARK_P10 && c <= SB_COST_PARK_P999 && !S.park_spread)
+		return NAN;
 	return S.cost[c];
 }
 

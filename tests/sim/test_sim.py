@@ -29,6 +29,11 @@ What is asserted:
                 spends at least one `cold` (100 us) more simulated CPU with cold_after 1000 than
                 with cold 0, and with LIFO (a path queued: only the bottom of the stack waits
                 that long) less than a fiftieth of FIFO's extra
+  park_spread   with park's percentiles in the table each park draws its cost from them: a table
+                whose 99th percentile is 1 ms gives the wake workload (1 worker, sleeping between
+                jobs) a job p99 over ten times the one without percentiles, and two runs of one seed
+                the same jobs; a table with some of the five and not all, or with percentiles that
+                fall, is refused (exit 2, one line); without them meta.json records them as null
   bad input     an unknown executor, an unusable cost file, a cost for a policy that does not
                 exist (push@stealng) and a table without the run's policy's per-task cost (no
                 push@stealing: it would be charged the bare deque push): exit 2, one line naming
@@ -121,7 +126,7 @@ def determinism(sb, tmp):
     check(summary(a)["jobs"] > 100, f"determinism: the run did work ({summary(a)['jobs']} jobs)")
     with open(os.path.join(a, "meta.json")) as f:
         ex = json.load(f)["executor"]
-    check(ex.get("name") == "sim" and "workers" in ex.get("platform", "") and len(ex.get("costs_ns", {})) == 13,
+    check(ex.get("name") == "sim" and "workers" in ex.get("platform", "") and len(ex.get("costs_ns", {})) == 18,
           f"determinism: meta.json records executor, platform and costs ({ex})")
 
 
@@ -220,6 +225,40 @@ def cold(sb, tmp):
     # LIFO's old tasks are the few at the bottom of the stack, the root's first children
     fifo, lifo = cpu["100000", "fifo"] - cpu["0", "fifo"], cpu["100000", "lifo"] - cpu["0", "lifo"]
     check(0 <= lifo < fifo / 50, f"cold: LIFO fork-join has few tasks that old (extra {lifo:.6f} s against FIFO's {fifo:.6f} s)")
+
+
+def park_spread(sb, tmp):
+    with open(table(sb)) as f:
+        base = "".join(ln for ln in f if not ln.startswith("park_p"))
+    tables = {"none": "", "tail": "park_p10 1000\npark_p50 1000\npark_p90 1000\npark_p99 1000000\npark_p999 1000000\n",
+              "some": "park_p10 1000\npark_p50 1000\n",
+              "falls": "park_p10 1000\npark_p50 1000\npark_p90 900\npark_p99 1000000\npark_p999 1000000\n"}
+    paths = {}
+    for k, extra in tables.items():
+        paths[k] = os.path.join(tmp, f"costs-park-{k}.txt")
+        with open(paths[k], "w") as g:
+            g.write(base + extra)
+    args = ["--policy", "stealing", "--workload", "wake", "--threads", "1", "-d", "0.3", "--warmup", "0.05"]
+    p99, jobs = {}, {}
+    for k, d in (("none", "park-none"), ("tail", "park-tail"), ("tail", "park-tail2")):
+        out = os.path.join(tmp, d)
+        p = run(sb, args + ["--sim-costs", paths[k]], out)
+        check(p.returncode == 0, f"park_spread {d}: exits 0 ({p.returncode}: {p.stderr.strip()[:300]})")
+        if p.returncode:
+            return
+        p99[d], jobs[d] = summary(out)["all"]["p99"], read(os.path.join(out, "jobs.csv"))
+        with open(os.path.join(out, "meta.json")) as f:
+            c = json.load(f)["executor"]["costs_ns"]
+        want = None if k == "none" else 1000000
+        check(c.get("park_p99", "absent") == want, f"park_spread {d}: meta.json's park_p99 is {want} ({c.get('park_p99', 'absent')})")
+    check(p99["park-tail"] > 10 * p99["park-none"],
+          f"park_spread: a 1 ms park tail shows in the job p99 ({p99['park-none']:.0f} -> {p99['park-tail']:.0f} ns)")
+    check(jobs["park-tail"] == jobs["park-tail2"], "park_spread: the draws replay: one seed, the same jobs")
+    for k, want in (("some", "go together"), ("falls", "cannot fall")):
+        out = os.path.join(tmp, f"park-{k}")
+        p = run(sb, args + ["--sim-costs", paths[k]], out)
+        check(p.returncode == 2 and p.stderr.count("\n") == 1 and want in p.stderr and not os.path.exists(out),
+              f"park_spread: a table whose percentiles {k} is refused ({p.returncode}: {p.stderr.strip()})")
 
 
 def bad_input(sb, tmp):
@@ -383,14 +422,16 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--schedbed", required=True)
     ap.add_argument("--only", choices=["determinism", "accounting", "agreement", "progress", "costs",
-                                           "bad_input", "table", "validate", "speedup_split", "cold", "shared_cores"])
+                                           "bad_input", "table", "validate", "speedup_split", "cold", "shared_cores",
+                                           "park_spread"])
     a = ap.parse_args()
     sb = os.path.abspath(a.schedbed)
     tmp = tempfile.mkdtemp(prefix="schedbed-sim-")
     try:
         for name, fn in (("determinism", determinism), ("accounting", accounting), ("agreement", agreement),
                          ("progress", progress), ("costs", costs), ("bad_input", bad_input), ("table", own_table),
-                         ("validate", validate), ("speedup_split", speedup_split), ("cold", cold), ("shared_cores", shared_cores)):
+                         ("validate", validate), ("speedup_split", speedup_split), ("cold", cold), ("shared_cores", shared_cores),
+                         ("park_spread", park_spread)):
             if not a.only or a.only == name:
                 fn(sb, tmp)
     finally:
