@@ -267,7 +267,7 @@ def main():
     ap.add_argument("dir", help="the experiment's directory (holding runs.csv)")
     ap.add_argument("--description", help="its sweeps/*.json (default: sweeps/<directory name>.json)")
     ap.add_argument("--pool", nargs="+", metavar="DIR", help="read the runs of these experiment directories "
-                    "together (the parts of one sweep, e.g. capacity-5ms capacity-short-epochs capacity-more) and "
+                    "together (the parts of one sweep, e.g. capacity-5ms-all capacity-short-epochs capacity-more) and "
                     "write into DIR")
     ap.add_argument(machines.FLAG, dest="allow_mixed", action="store_true", help="one SLO bar and one table for "
                     "runs of different machines (each table then says MIXED MACHINES)")

@@ -31,7 +31,7 @@ def descriptions():
 
 def default_experiments(descs):
     """What runs when none is named: all but a description that is part of another (a quicker
-    subset of its runs, such as capacity-5ms of capacity), which runs only when named."""
+    subset of its runs, such as capacity-5ms-all of capacity), which runs only when named."""
     return [n for n, d in descs.items() if "part_of" not in d]
 
 

@@ -537,7 +537,7 @@ def test_capacity_rule(tmp):
     res = {x["policy"]: x for x in capacity.analyse(rows, ld)}
     assert (res["slow"]["top_rate"], res["slow"]["cores_top"], res["slow"]["busy_top"]) == (4000, 1.5, 4.0), res
     assert "| slow | 1000 [1000..1000] | 1000 | 5 | 4000, 4000, 1.50, 4.0 |" in capacity.write(tmp, list(res.values()), ld)
-    # the parts of one sweep run apart (capacity-5ms, -short-epochs, -more) are read together: one
+    # the parts of one sweep run apart (capacity-5ms-all, -short-epochs, -more) are read together: one
     # bar for all their policies, the same capacities as from one runs.csv
     for part, pol in (("part-a", "fast"), ("part-b", "slow")):
         os.makedirs(os.path.join(tmp, part))
@@ -590,14 +590,14 @@ def test_bad_latency_unit_is_refused_before_running(tmp):
 
 
 def test_part_of_runs_only_when_named(tmp):
-    """A description that is part of another (capacity-5ms of capacity) is left out of what runs
+    """A description that is part of another (capacity-5ms-all of capacity) is left out of what runs
     when no experiment is named, and one whose part_of names no description is refused."""
     sys.path.insert(0, os.path.join(ROOT, "scripts"))
     import sbexp
     descs = sbexp.descriptions()
     default = sbexp.default_experiments(descs)
-    assert "capacity" in default and not {"capacity-5ms", "capacity-short-epochs", "capacity-more"} & set(default), default
-    assert descs["capacity-5ms"]["part_of"] == "capacity"
+    assert "capacity" in default and not {"capacity-5ms-all", "capacity-short-epochs", "capacity-more"} & set(default), default
+    assert descs["capacity-5ms-all"]["part_of"] == "capacity"
     path = os.path.join(tmp, "orphan.json")
     with open(path, "w") as f:
         json.dump({"question": "test orphan", "part_of": "nothing-here", "reps": 1,
