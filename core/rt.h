@@ -172,7 +172,6 @@ struct sb_rt {
 	/* task memory: slabs are never freed before destroy, so tasks are type-stable */
 	pthread_mutex_t depot_lock;
 	struct sb_node *depot;     /* whole batches of free tasks (task.c) */
-	size_t ndepot;             /* tasks in them */
 	struct sb_slab *slabs;
 	_Atomic uint64_t nr_slabs;
 

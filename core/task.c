@@ -47,7 +47,6 @@ static void depot_put(struct sb_rt *rt, struct sb_node *b, unsigned n)
 	t->arg = rt->depot;
 	t->u[0] = n;
 	rt->depot = b;
-	rt->ndepot += n;
 }
 
 static SB_COLD void refill(struct sb_thread *tc)
@@ -64,7 +63,6 @@ static SB_COLD void refill(struct sb_thread *tc)
 	if (b) {
 		rt->depot = batch_next(b);
 		tc->nfree = batch_len(b);
-		rt->ndepot -= tc->nfree;
 	}
 	pthread_mutex_unlock(&rt->depot_lock);
 	if (b) {
@@ -139,7 +137,6 @@ void sb_slabs_free(struct sb_rt *rt)
 	}
 	rt->slabs = NULL;
 	rt->depot = NULL;
-	rt->ndepot = 0;
 }
 
 /* A task off the thread's free list, which is not empty. */
