@@ -332,20 +332,22 @@ Test(global, claim_lock_waiter_stays_awake, .timeout = 60)
 	t_done(rt);
 }
 
-#define CD_JOBS 300
+#define CD_JOBS 600
 
 /*
- * A cancelled backlog drains through the claim lock: both workers are held by gates while 300
+ * A cancelled backlog drains through the claim lock: both workers are held by gates while 600
  * one-task jobs queue, every job is cancelled, then the gates open. Each queued task still
- * costs a 2 ms lock round before it surfaces and is dropped, so the drain takes 600 ms or more,
- * with no task body starting meanwhile; the watchdog (a 100 ms limit here) must read the drops
- * as the queue being taken, not as a stall. This is how an overloaded run ends (the jobs still
+ * costs a 2 ms lock round before it surfaces and is dropped, so the drain takes 1.2 s or more,
+ * with no task body starting meanwhile; the watchdog (a 400 ms limit here) must read the drops
+ * as the queue being taken, not as a stall. The limit leaves a busy machine room to keep the
+ * lock's holder off its core for a while (with 100 ms, one loaded fresh-clone run read such a
+ * gap as a STALL after 176 drops); the drain is still three limits long. This is how an overloaded run ends (the jobs still
  * pending after the drain are cancelled): fuzzing saw it fail as a STALL. Every task is dropped
  * once and none runs.
  */
 Test(global, claim_lock_cancelled_backlog_drains_without_stall, .timeout = 60)
 {
-	static const char *const sets[] = { "claim_lock_ns=2000000", "stall_limit=100", NULL };
+	static const char *const sets[] = { "claim_lock_ns=2000000", "stall_limit=400", NULL };
 	struct sb_rt *rt = start(2, sets);
 	struct jspec in = { .teardown = SB_TEARDOWN_INPLACE };
 	struct sb_job *g0, *g1;
