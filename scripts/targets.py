@@ -36,10 +36,18 @@ def p99_us(cls):
     return lambda s, m: s["classes"][cls]["p99"] / 1e3 if cls in s.get("classes", {}) else None
 
 
+def lock_wait_pct(s, m):
+    """the workers' time waiting for the core's locks (the task depot's) in the window, as a share
+    of their busy time"""
+    w = (s.get("counters") or {}).get("window") or {}
+    return 100.0 * w["lock_wait_ns"] / w["busy_ns"] if w.get("busy_ns") and "lock_wait_ns" in w else None
+
+
 # row prefix -> (what, unit, value of one run's summary, higher is better)
 ROWS = {
     "fib32lifo": ("fib(n), stealing local_order=lifo (n=32 unless TARGETS_FIB_N)", "ns per fib call", per_call_ns, False),
-    "fj": ("forkjoin defaults (fib(24), FIFO), stealing", "ns per fib call", per_call_ns, False),
+    "fj": ("forkjoin defaults (fib(24), FIFO), stealing unless the config names a policy", "ns per fib call", per_call_ns, False),
+    "fj-lock": ("the same runs: the workers' waits for the core's locks", "% of busy time", lock_wait_pct, False),
     "fjlifo": ("forkjoin fib(24), stealing local_order=lifo", "ns per fib call", per_call_ns, False),
     "tiny": ("tiny, stealing", "M jobs/s", lambda s, m: s["throughput"] / 1e6, True),
     "oltp24k": ("oltp, 16 clients and 1,500 tx/s per worker (16 workers unless TARGETS_WIDE)", "commit p99 us", p99_us("commit"), False),
@@ -59,7 +67,7 @@ def load(d):
             s, m = run["summary"], run["meta"]
             metas.append(m)
             prefix, _, config = tag.partition("-")
-            rows = [prefix] + ([f"{prefix}-point", f"{prefix}-insert"] if prefix == "oltp24k" else [])
+            rows = [prefix] + {"oltp24k": ["oltp24k-point", "oltp24k-insert"], "fj": ["fj-lock"]}.get(prefix, [])
             for r in rows:
                 runs.setdefault((r, config, v), []).append((s, m))
     return runs, metas

@@ -10,6 +10,10 @@
 # it), TARGETS_WORKERS ("1 4 16"), TARGETS_WIDE (16: the workers of the oltp and wake rows, with 16
 # clients and 1,500 tx/s per worker on oltp, one client per worker on wake), TARGETS_DURATION (0.6 s)
 # and TARGETS_FIB_N (32; the rows keep their names, the table reads n from meta.json).
+# TARGETS_PEERS ("tbb omp"; empty skips the peers, which neither build changes), TARGETS_FJ_POLICIES
+# (more policies for the forkjoin defaults row at the widest worker count, tagged fj-POLICY-wN) and
+# TARGETS_OLD_SHA (the commit OLD was built from: meta.json records it where the machine has no git,
+# which would otherwise give both builds the carried one's).
 set -u
 [ $# -eq 3 ] || { echo "usage: targets.sh OUT REPS OLD_SCHEDBED" >&2; exit 2; }
 root=$PWD
@@ -21,12 +25,13 @@ out=$1; reps=$2
 mkdir -p "$out"
 one() { # tag version args...
 	local tag=$1 v=$2; shift 2
-	local bin=$NEW x="--rows 0"
+	local bin=$NEW x="--rows 0" env=()
 	[ "$v" = old ] && bin=$OLD && x=""
+	[ "$v" = old ] && [ -n "${TARGETS_OLD_SHA:-}" ] && env=(SCHEDBED_SOURCE_SHA="$TARGETS_OLD_SHA" SCHEDBED_SOURCE_DIRTY=0)
 	local d=$out/$v/$tag
 	mkdir -p "$(dirname "$d")"
 	local t0=$SECONDS
-	timeout 60 "$bin" run --quiet --out "$d" "$@" $x >"$d.log" 2>&1
+	env "${env[@]}" timeout 60 "$bin" run --quiet --out "$d" "$@" $x >"$d.log" 2>&1
 	echo "$v/$tag $? $((SECONDS - t0))s" >>"$out/rc.txt"
 	# keep the numbers only (the old program writes every job's row): results travel back compressed
 	find "$d" -type f ! -name summary.json ! -name meta.json ! -name workers.csv ! -name latency-hist.json.gz -delete
@@ -51,8 +56,13 @@ for r in $(seq 1 "$reps"); do
 		one wake-suspend-r$r $v --policy stealing --workload wake --threads $WIDE --set clients=$WIDE --set gap_us=1000 --seed $r --duration $D --warmup 0.2
 		one wake-busy-r$r $v --policy stealing --workload wake --threads $WIDE --set clients=$WIDE --set gap_us=1000 --set busy_worker=true --seed $r --duration $D --warmup 0.2
 	done
+	for p in ${TARGETS_FJ_POLICIES:-}; do
+		for v in $order; do
+			one fj-$p-w$WIDE-r$r $v --policy $p --workload forkjoin --threads $WIDE --seed $r --duration $D --warmup 0.2 --drain 5
+		done
+	done
 	for w in 1 $WIDE; do
-		for p in tbb omp; do
+		for p in ${TARGETS_PEERS-tbb omp}; do
 			mkdir -p "$out/peer"
 			OMP_NUM_THREADS=$w timeout 60 "$(dirname "$NEW")/peers_$p" fib $N $w >"$out/peer/$p-fib32-w$w-r$r.txt" 2>&1
 		done

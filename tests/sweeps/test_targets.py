@@ -25,6 +25,9 @@ SCHEDBED = os.path.join(ROOT, "build", "release", "schedbed")
 SH = os.path.join(ROOT, "scripts", "targets.sh")
 
 
+OLD_SHA = "0123456789abcdef0123456789abcdef01234567"
+
+
 def run_slice(tmp, reps=2):
     """targets.sh over the slice, the same build standing in for the old one (a copy: another path)."""
     old = os.path.join(tmp, "old", "bin", "schedbed")
@@ -33,7 +36,7 @@ def run_slice(tmp, reps=2):
     shutil.copy(SCHEDBED, old)
     out = os.path.join(tmp, "t")
     env = dict(os.environ, TARGETS_NEW=SCHEDBED, TARGETS_WORKERS="1 2", TARGETS_WIDE="2", TARGETS_DURATION="0.05",
-               TARGETS_FIB_N="16")
+               TARGETS_FIB_N="16", TARGETS_FJ_POLICIES="global", TARGETS_OLD_SHA=OLD_SHA)
     p = subprocess.run(["bash", SH, out, str(reps), old], capture_output=True, text=True, env=env, cwd=ROOT,
                        timeout=600)
     assert p.returncode == 0, p.stdout + p.stderr
@@ -52,6 +55,11 @@ def test_both_builds_every_row_alternated(tmp):
             for row in ("fib32lifo", "fj", "fjlifo", "tiny"):
                 for v in ("old", "new"):
                     assert f"{v}/{row}-w{w}-r{rep}" in tags, (v, row, w, rep)
+            for v in ("old", "new"):  # the other policies on the forkjoin row, at the widest count
+                assert f"{v}/fj-global-w2-r{rep}" in tags, (v, rep)
+    # the old build's runs name the commit they were given, the new one's their own
+    assert json.load(open(os.path.join(out, "old", "fj-w1-r1", "meta.json")))["git"]["sha"] == OLD_SHA
+    assert json.load(open(os.path.join(out, "new", "fj-w1-r1", "meta.json")))["git"]["sha"] != OLD_SHA
     # the first repetition runs new first, the second old first
     first = {rep: next(t for t in tags if t.endswith(f"-r{rep}")).split("/")[0] for rep in (1, 2)}
     assert first == {1: "new", 2: "old"}, first
@@ -75,6 +83,10 @@ def test_both_builds_every_row_alternated(tmp):
     ns = float(cells[4].split()[0].replace(",", ""))
     assert 1 < ns < 5000, ns
     assert "| tbb | 2 |" in text and "| omp | 1 |" in text, text
+    # the lock waits beside the forkjoin row, per config, the other policy's included
+    locks = [ln for ln in text.splitlines() if ln.startswith("| the same runs: the workers' waits")]
+    assert any("| w2 |" in ln for ln in locks) and any("| global-w2 |" in ln for ln in locks), text
+    assert all(re.search(r"\| [0-9.,e-]+ \(", ln) for ln in locks), locks
 
 
 def test_two_machines_refused_and_bad_input(tmp):
