@@ -83,12 +83,24 @@ $(B)/release/harness/%.o: harness/%.c $(HDRS) | deps
 # The SimGrid executor (sim/exec_sim.cpp): C++, linked into the programs only (the library and
 # the unit tests stay C and never start a simulation). Built without sanitizers: it runs
 # actors on its own stacks, which the sanitizers cannot follow; the stress matrix is native.
+# NOSIM=1 (with its own B=, e.g. make B=build/nosim NOSIM=1 schedbed) builds the programs without
+# it (sim/exec_none.c: --executor sim is refused), for machines that only run natively and
+# carry their libraries (scripts/carry.sh pack --no-sim): SimGrid loads a dozen more.
+ifeq ($(NOSIM),1)
+SIM_LIBS :=
+SIM_OBJ := $(B)/sim/exec_none.o
+else
 SIM_LIBS := -lsimgrid -lstdc++
+SIM_OBJ := $(B)/sim/exec_sim.o
+endif
 $(B)/sim/exec_sim.o: sim/exec_sim.cpp core/exec.h | deps
 	@mkdir -p $(dir $@)
 	$(CXX) -std=c++17 -O2 -g -Wall -Wextra -Wno-unused-parameter $(PKG_CFLAGS) -c $< -o $@
+$(B)/sim/exec_none.o: sim/exec_none.c core/exec.h | deps
+	@mkdir -p $(dir $@)
+	$(CC) $(BASE_CFLAGS) -O2 -c $< -o $@
 
-$(B)/release/schedbed: $(patsubst %.c,$(B)/release/%.o,$(HARNESS_SRC)) $(B)/release/libschedbed.a $(B)/sim/exec_sim.o
+$(B)/release/schedbed: $(patsubst %.c,$(B)/release/%.o,$(HARNESS_SRC)) $(B)/release/libschedbed.a $(SIM_OBJ)
 	$(CC) $(BASE_CFLAGS) $(RELEASE_FLAGS) $^ $(PKG_LIBS) $(SIM_LIBS) -o $@
 
 ## schedbed    build the program into build/release/schedbed (then: schedbed --help, schedbed list)
@@ -97,7 +109,7 @@ schedbed: deps $(B)/release/schedbed
 # The same program built with each sanitizer, for the stress matrix.
 define sanitized_program
 $(B)/$(1)/harness/%.o: BASE_CFLAGS += $$(HARNESS_DEFS)
-$(B)/$(1)/schedbed: $$(patsubst %.c,$(B)/$(1)/%.o,$$(HARNESS_SRC)) $(B)/$(1)/libschedbed.a $(B)/sim/exec_sim.o
+$(B)/$(1)/schedbed: $$(patsubst %.c,$(B)/$(1)/%.o,$$(HARNESS_SRC)) $(B)/$(1)/libschedbed.a $$(SIM_OBJ)
 	$$(CC) $$(BASE_CFLAGS) $(2) $$^ $$(PKG_LIBS) $(SIM_LIBS) -o $$@
 endef
 $(eval $(call sanitized_program,tsan,$$(TSAN_FLAGS)))

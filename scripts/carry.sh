@@ -2,12 +2,16 @@
 # carry.sh - run the testbed on a machine that has neither this one's packages nor git (a lent
 # many-core machine, a cluster's compute nodes): pack the programs here, run them there.
 #
-#   scripts/carry.sh pack [DIR]        here: build the programs, copy them into DIR/bin (default
+#   scripts/carry.sh pack [--no-sim] [DIR]
+#                                      here: build the programs, copy them into DIR/bin (default
 #                                      build/carry) with every shared library they load beyond
 #                                      glibc and the C++ runtime into DIR/lib, and record in
 #                                      DIR/SOURCE the commit they were built from (and whether the
 #                                      tree was clean; a dirty tree is recorded as dirty and every
-#                                      result then says so), and DIR.tar.xz of all that
+#                                      result then says so), and DIR.tar.xz of all that; --no-sim
+#                                      builds them without the SimGrid executor (make NOSIM=1, in
+#                                      build/nosim), which leaves out SimGrid's dozen libraries:
+#                                      a third of the size, for machines that only run natively
 #   scripts/carry.sh run DIR CMD...    there (DIR.tar.xz is unpacked when DIR is missing): CMD with the carried libraries and the recorded
 #                                      commit (SCHEDBED_SOURCE_SHA/_DIRTY, which schedbed's meta.json
 #                                      and the sweep runner read when git is missing), e.g.
@@ -20,13 +24,18 @@ cd "$(dirname "$0")/.."
 PROGRAMS=(schedbed calibrate peers_omp peers_tbb patterns_omp patterns_tbb)
 
 pack() {
+	local b=build
+	if [ "${1:-}" = --no-sim ]; then
+		b=build/nosim
+		shift
+	fi
 	local dir=${1:-build/carry}
-	make --no-print-directory -s schedbed peers build/release/calibrate >/dev/null
+	make --no-print-directory -s B=$b NOSIM=$([ $b = build ] && echo 0 || echo 1) schedbed peers $b/release/calibrate >/dev/null
 	rm -rf "$dir"
 	mkdir -p "$dir/bin" "$dir/lib"
 	local bins=()
 	for p in "${PROGRAMS[@]}"; do
-		cp build/release/"$p" "$dir/bin/"
+		cp $b/release/"$p" "$dir/bin/"
 		bins+=("$dir/bin/$p")
 	done
 	# every library ldd resolves to a file, but the C library, the loader and the C++ runtime,

@@ -109,6 +109,9 @@ CHAINS = [
 SKIP = {
     "scripts/scale.py report DIR": "make scale runs it on the sweep it makes; tests/sweeps/test_scale.py too",
     "make carry": "packs 40 MB of libraries (a minute of xz); test_scale.py's carry test runs carry.sh run",
+    "scripts/carry.sh pack --no-sim build/carry": "test_scale.py's test_pack_without_the_simulator runs it "
+                                                  "(into a temporary directory, not over build/carry)",
+    "make NOSIM=1": "carry.sh pack --no-sim runs it, in test_pack_without_the_simulator",
     "scripts/carry.sh run build/carry CMD...": "test_scale.py's test_carried_programs_name_their_commit runs it",
     "scripts/carry.sh run build/carry /usr/bin/python3 scripts/scale.py expand --schedbed build/carry/bin/schedbed "
     "--out results/scale-16": "the recipe for a machine make carry packed for; test_scale.py runs expand, sweep.py "

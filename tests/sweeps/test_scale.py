@@ -135,13 +135,33 @@ def test_carried_programs_name_their_commit(tmp):
     assert json.load(open(os.path.join(out, "meta.json")))["git"]["sha"] == "unknown"
 
 
+def test_pack_without_the_simulator(tmp):
+    """carry.sh pack --no-sim: programs built without SimGrid (make NOSIM=1) carry none of its
+    libraries, refuse --executor sim with a usage error that says why, and run natively as ever."""
+    carry = os.path.join(tmp, "nosim")
+    p = subprocess.run([os.path.join(ROOT, "scripts", "carry.sh"), "pack", "--no-sim", carry], capture_output=True,
+                       text=True, timeout=900, cwd=ROOT)
+    assert p.returncode == 0 and os.path.exists(carry + ".tar.xz"), p.stdout + p.stderr
+    libs = os.listdir(os.path.join(carry, "lib"))
+    assert "libhwloc.so.15" in libs and not any("simgrid" in x or "ns3" in x for x in libs), libs
+    sb = os.path.join(carry, "bin", "schedbed")
+    run = [os.path.join(ROOT, "scripts", "carry.sh"), "run", carry, sb, "run", "--policy", "serial", "--workload",
+           "tiny", "--threads", "1", "--jobs", "20", "-q"]
+    p = subprocess.run(run + ["--executor", "sim", "-o", os.path.join(tmp, "sim")], capture_output=True, text=True,
+                       timeout=60)
+    assert p.returncode == 2 and "without the SimGrid executor" in p.stderr, p.stderr
+    assert not os.path.exists(os.path.join(tmp, "sim", "summary.json"))
+    p = subprocess.run(run + ["-o", os.path.join(tmp, "native")], capture_output=True, text=True, timeout=60)
+    assert p.returncode == 0 and json.load(open(os.path.join(tmp, "native", "summary.json")))["jobs"] == 20, p.stderr
+
+
 def main():
     global SCHEDBED
     ap = argparse.ArgumentParser()
     ap.add_argument("--schedbed", default=SCHEDBED)
     SCHEDBED = os.path.abspath(ap.parse_args().schedbed)
     return run_tests([test_every_cell_is_in_the_manifest, test_bad_input_names_the_choices, test_slice_end_to_end,
-                      test_carried_programs_name_their_commit],
+                      test_carried_programs_name_their_commit, test_pack_without_the_simulator],
                      "scale sweep (scripts/scale.py):")
 
 
