@@ -118,6 +118,26 @@ def main():
                 L.append(f"- {p}: {verdict(f'{y} workers', values(runs, f'tiny-{p}-{y}', thr), f'{x} workers', values(runs, f'tiny-{p}-{x}', thr))}")
         L.append("")
 
+    counts = sorted({int(t.split("-")[2]) for t in runs if t.startswith("tinytry-")})
+    if counts:
+        thr = lambda s, m: s["throughput"] / 1e6
+        sets = ("try1000", "try10", "try0", "fifo")
+        L += ["## tiny (4 producers) with the idle workers' try count changed: M jobs/s", "",
+              "| workers | stealing, worker_try_count 1000 | 10 | 0 | fifo |", "|---|---|---|---|---|"]
+        for w in counts:
+            L.append(f"| {w} | " + " | ".join(cell(values(runs, f"tinytry-{c}-{w}", thr), f"tinytry-{c}-{w}", "M jobs/s")
+                                         for c in sets) + " |")
+        L.append("")
+        for w in counts:
+            for c in sets[1:]:
+                L.append(f"- {w} workers, {c} against try1000: "
+                         f"{verdict(c, values(runs, f'tinytry-{c}-{w}', thr), 'try1000', values(runs, f'tinytry-try1000-{w}', thr))}")
+        if len(counts) > 1:
+            lo, hi = counts[0], counts[-1]
+            for c in sets:
+                L.append(f"- {c}: {verdict(f'{hi} workers', values(runs, f'tinytry-{c}-{hi}', thr), f'{lo} workers', values(runs, f'tinytry-{c}-{lo}', thr))}")
+        L.append("")
+
     wake = [t for t in ("wake-try1000", "wake-try100", "wake-try10", "wake-try0", "wake-busy", "wake-fifo") if t in runs]
     if wake:
         cores = lambda s, m: s["cpu"]["window_cores"]

@@ -11,23 +11,27 @@
 #          machine's (clock, shared cache), not the scheduler's.
 #   tiny   stealing and fifo at 4, 12 and 16 workers: with 4 producers, 12 workers fill the 16
 #          cores exactly; 16 workers put 20 threads on them.
+#   tinytry  tiny at 4 and 16 workers with the idle workers' try count changed: stealing with
+#          worker_try_count 1000 (default), 10 and 0, and fifo. If stealing's fall from 4 to 16
+#          workers were its idle workers sweeping the producers' queues, fewer tries would undo it.
 #   wake   16 workers, one client each, 1 ms gaps: stealing with worker_try_count 1000 (default),
 #          100, 10 and 0, busy_worker=true, and fifo: the cores each setting burns.
 #   oltp   16 workers, 256 clients, 24,000 tx/s: serial and stealing with the statement mix as
 #          shipped and without the long statements (scan, join, aggregate, multi).
 # CAUSES_NEW (default build/carry/bin/schedbed), CAUSES_WIDE (16), CAUSES_TINY ("4 12 16": tiny's
-# worker counts), CAUSES_DURATION (0.5 s) and CAUSES_GROUPS ("lifo tiny wake oltp") make a smaller
-# slice.
+# worker counts), CAUSES_TINYTRY ("4 16": tinytry's), CAUSES_DURATION (0.5 s) and CAUSES_GROUPS
+# ("lifo tiny tinytry wake oltp") make a smaller slice.
 set -u
 [ $# -eq 2 ] || { echo "usage: causes.sh OUT REPS" >&2; exit 2; }
 root=$PWD
 SB=${CAUSES_NEW:-$root/build/carry/bin/schedbed}
 export LD_LIBRARY_PATH=$root/build/carry/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
-W=${CAUSES_WIDE:-16}; TINY=${CAUSES_TINY:-4 12 16}; D=${CAUSES_DURATION:-0.5}; GROUPS_=${CAUSES_GROUPS:-lifo tiny wake oltp}
+W=${CAUSES_WIDE:-16}; TINY=${CAUSES_TINY:-4 12 16}; TINYTRY=${CAUSES_TINYTRY:-4 16}; D=${CAUSES_DURATION:-0.5}
+GROUPS_=${CAUSES_GROUPS:-lifo tiny tinytry wake oltp}
 [ -x "$SB" ] || { echo "causes.sh: $SB is missing (scripts/carry.sh pack)" >&2; exit 2; }
 out=$1; reps=$2
 for g in $GROUPS_; do
-	case $g in lifo | tiny | wake | oltp) ;; *) echo "causes.sh: unknown group $g; valid groups are: lifo tiny wake oltp" >&2; exit 2 ;; esac
+	case $g in lifo | tiny | tinytry | wake | oltp) ;; *) echo "causes.sh: unknown group $g; valid groups are: lifo tiny tinytry wake oltp" >&2; exit 2 ;; esac
 done
 mkdir -p "$out"
 start() { # tag args...: one run in the background; its exit status and seconds go to rc.txt
@@ -65,6 +69,15 @@ for r in $(seq 1 "$reps"); do
 			cs=(); for n in $TINY; do cs+=(stealing-$n fifo-$n); done
 			for c in $(alternate "$r" "${cs[@]}"); do
 				one "tiny-$c-r$r" --policy "${c%-*}" --workload tiny --threads "${c#*-}" $(common "$r")
+			done ;;
+		tinytry)
+			cs=(); for n in $TINYTRY; do cs+=(try1000-$n try10-$n try0-$n fifo-$n); done
+			for c in $(alternate "$r" "${cs[@]}"); do
+				case $c in
+				try*) one "tinytry-$c-r$r" --policy stealing --workload tiny --threads "${c#*-}" \
+					--set worker_try_count="$(t=${c%-*}; echo "${t#try}")" $(common "$r") ;;
+				fifo-*) one "tinytry-$c-r$r" --policy fifo --workload tiny --threads "${c#*-}" $(common "$r") ;;
+				esac
 			done ;;
 		wake)
 			for c in $(alternate "$r" try1000 try100 try10 try0 busy fifo); do

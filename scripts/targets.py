@@ -8,6 +8,7 @@ interval rule's verdict between them, and the many-core targets judged by the sa
 It refuses runs from two machines (machines.one_machine), as every table of the study does.
 """
 import argparse
+import csv
 import glob
 import os
 import re
@@ -156,6 +157,15 @@ def main():
     with open(out + ".tmp", "w") as f:
         f.write(text)
     os.replace(out + ".tmp", out)
+    # beside it, every cell with its interval, for the claims table (scripts/claims.py reads csv:)
+    csv_out = os.path.splitext(out)[0] + ".csv"
+    with open(csv_out + ".tmp", "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["row", "config", "version", "unit", "median", "low", "high", "runs"])
+        for (row, config, v), xs in sorted(vals.items()):
+            if xs:
+                w.writerow([row, config, v, ROWS[row][1], *(f"{x:.6g}" for x in median_ci(xs)), len(xs)])
+    os.replace(csv_out + ".tmp", csv_out)
     sys.stdout.write(text)
 
 

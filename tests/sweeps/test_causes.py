@@ -25,9 +25,10 @@ SCHEDBED = os.path.join(ROOT, "build", "release", "schedbed")
 SH = os.path.join(ROOT, "scripts", "causes.sh")
 
 
-def run_slice(tmp, reps=3, groups="lifo tiny wake oltp"):
+def run_slice(tmp, reps=3, groups="lifo tiny tinytry wake oltp"):
     out = os.path.join(tmp, "c")
-    env = dict(os.environ, CAUSES_NEW=SCHEDBED, CAUSES_WIDE="2", CAUSES_TINY="1 2", CAUSES_DURATION="0.05",
+    env = dict(os.environ, CAUSES_NEW=SCHEDBED, CAUSES_WIDE="2", CAUSES_TINY="1 2", CAUSES_TINYTRY="1 2",
+               CAUSES_DURATION="0.05",
                CAUSES_GROUPS=groups)
     p = subprocess.run(["bash", SH, out, str(reps)], capture_output=True, text=True, env=env, cwd=ROOT, timeout=600)
     assert p.returncode == 0, p.stdout + p.stderr
@@ -41,7 +42,8 @@ def test_every_configuration_alternated_and_the_table(tmp):
     assert all(st in ("0", "3") for _, st, _ in done), done
     tags = [t for t, _, _ in done]
     want = ["lifo-alone", "lifo-together1", "lifo-together2", "lifo-wide", "tiny-stealing-1", "tiny-fifo-1",
-            "tiny-stealing-2", "tiny-fifo-2", "wake-try1000", "wake-try100", "wake-try10", "wake-try0", "wake-busy",
+            "tiny-stealing-2", "tiny-fifo-2", "tinytry-try1000-1", "tinytry-try10-1", "tinytry-try0-1",
+            "tinytry-fifo-1", "tinytry-try1000-2", "tinytry-try10-2", "tinytry-try0-2", "tinytry-fifo-2", "wake-try1000", "wake-try100", "wake-try10", "wake-try0", "wake-busy",
             "wake-fifo", "oltp-serial-mix", "oltp-stealing-mix", "oltp-serial-short", "oltp-stealing-short"]
     for r in (1, 2, 3):
         assert sorted(t for t in tags if t.endswith(f"-r{r}")) == sorted(f"{w}-r{r}" for w in want), (r, tags)
@@ -66,6 +68,12 @@ def test_every_configuration_alternated_and_the_table(tmp):
     tiny = [runs[f"tiny-fifo-2-r{r}"]["throughput"] / 1e6 for r in (1, 2, 3)]
     got = rows[("tiny-fifo-2", "M jobs/s")]
     assert abs(float(got["median"]) - statistics.median(tiny)) < 1e-4 * max(tiny) and got["runs"] == "3", (got, tiny)
+    # the try count reaches the run, and each setting is compared with the default at its worker count
+    m = json.load(open(os.path.join(out, "tinytry-try10-2-r1", "meta.json")))
+    assert m["core"]["worker_try_count"] == 10 and m["policy"]["name"] == "stealing", m["core"]
+    assert ("tinytry-try0-2", "M jobs/s") in rows
+    md_ = open(os.path.join(out, "causes.md")).read()
+    assert "- 2 workers, try0 against try1000: " in md_ and "- fifo: " in md_, md_
     # the processes at once: one value per repetition (the median process), not one per process
     assert rows[("lifo-together", "ns per call")]["runs"] == "3", rows[("lifo-together", "ns per call")]
     md = open(os.path.join(out, "causes.md")).read()
@@ -87,7 +95,7 @@ def test_two_machines_and_bad_input_refused(tmp):
     p = subprocess.run(["bash", SH, os.path.join(tmp, "x"), "1"], capture_output=True, text=True, cwd=ROOT,
                        env=dict(os.environ, CAUSES_NEW=SCHEDBED, CAUSES_GROUPS="tiny nonsense", CAUSES_TINY="1",
                                 CAUSES_DURATION="0.05"))
-    assert p.returncode == 2 and "valid groups are: lifo tiny wake oltp" in p.stderr, p.stderr
+    assert p.returncode == 2 and "valid groups are: lifo tiny tinytry wake oltp" in p.stderr, p.stderr
     assert not os.path.exists(os.path.join(tmp, "x")), os.listdir(os.path.join(tmp, "x"))  # nothing run
     p = subprocess.run(["bash", SH, os.path.join(tmp, "y"), "1"], capture_output=True, text=True, cwd=ROOT,
                        env=dict(os.environ, CAUSES_NEW=os.path.join(tmp, "nothing")))

@@ -10,6 +10,7 @@ from the runs (a row's "ns per fib call" is per call of the fib the run computed
 builds only by the interval rule; runs from two machines are refused; a missing build is named.
 """
 import argparse
+import csv
 import json
 import os
 import re
@@ -74,6 +75,11 @@ def test_both_builds_every_row_alternated(tmp):
     meta = json.load(open(os.path.join(out, "new", "fj-w1-r1", "meta.json")))
     assert f"# Many-core rows on {meta['cpu_model']}" in text, text
     assert os.path.exists(os.path.join(out, "targets.md"))
+    with open(os.path.join(out, "targets.csv")) as f:  # every cell, for the claims table
+        cells_ = {(r["row"], r["config"], r["version"]): r for r in csv.DictReader(f)}
+    fj = cells_[("fj", "w2", "new")]
+    assert fj["runs"] == "2" and float(fj["low"]) <= float(fj["median"]) <= float(fj["high"]), fj
+    assert ("fj-lock", "global-w2", "old") in cells_, sorted(cells_)
     row = next(ln for ln in text.splitlines() if ln.startswith("| fib(n), stealing local_order=lifo") and "| w2 |" in ln)
     cells = [c.strip() for c in row.strip("|").split("|")]
     assert re.fullmatch(r"[0-9.,]+ \([0-9.,]+\.\.[0-9.,]+, n=2\)", cells[3]) and cells[3].endswith("n=2)"), cells
