@@ -22,7 +22,7 @@ import machines
 from sbcli import PROG, die, fmt_ns, fmt_rate, fmt_time
 from sbdesc import MANIFEST, read_manifest, write_manifest
 from sbread import RESULT_FILES, check_result, read_run, write_peer_result
-from sbtree import check_commit, require_clean
+from sbtree import check_commit, require_clean, tree_state
 
 DEFAULT_SCHEDBED = "build/release/schedbed"
 # what a slim run keeps besides them: per-worker counters and every job's latency as a histogram
@@ -76,6 +76,12 @@ def run_line(root, ln, schedbed, tree, builds=None):
     if ln.get("build"):
         tree = {"sha": None, "dirty": False, "build": ln["build"]}  # dirty: the run's own meta.json says
         schedbed = build_program(ln, schedbed, builds)
+        if schedbed and ln["program"] != "schedbed":
+            # a peer beside another build's schedbed was built with that build, and it has no
+            # meta.json of its own: its commit is that of the checkout holding it (None outside one,
+            # which check_result then refuses)
+            sha, changed = tree_state(os.path.dirname(os.path.realpath(schedbed)), carried=False)
+            tree.update(sha=sha, dirty=bool(changed))
     t0 = time.time()
     st = {"id": ln["id"], "key": line_key(ln), "state": "running", "host": socket.gethostname(), "pid": os.getpid(),
           "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(t0)), "t0": t0, "git": tree}

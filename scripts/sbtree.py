@@ -17,11 +17,12 @@ TREE = os.path.dirname(HERE)  # the source tree whose state every result records
 
 # ---- the source tree: results come from a commit, or are marked --------------------------------
 
-def tree_state(tree=TREE):
+def tree_state(tree=TREE, carried=True):
     """(sha, changed): HEAD of the tree and the files that differ from it (tracked changes and
     untracked files git does not ignore: either can change what is built). sha is None when the
-    tree is not a git checkout."""
-    sha = os.environ.get("SCHEDBED_SOURCE_SHA")
+    tree is not a git checkout. carried=False asks git alone (another build's checkout), not the
+    commit that programs carried here were packed from."""
+    sha = os.environ.get("SCHEDBED_SOURCE_SHA") if carried else None
     if sha:
         # programs carried from a checkout (scripts/carry.sh run) name the commit they were built from,
         # and a carried tree is clean only if it was packed clean: that is the code that runs, whatever

@@ -378,6 +378,30 @@ def git(tree, *args):
                    check=True, capture_output=True)
 
 
+def test_vs_build_runs_the_other_builds_peers(tmp):
+    """--vs-build on an experiment with peers (spawn): the peers beside the other build's schedbed
+    run too, and each names the commit of the checkout that holds them (a peer writes no meta.json
+    of its own; before, every such run failed for want of a commit)."""
+    old = os.path.join(tmp, "old")
+    os.makedirs(os.path.join(old, "bin"))
+    for prog in ("schedbed", "peers_omp", "peers_tbb"):
+        shutil.copy(os.path.join(os.path.dirname(SCHEDBED), prog), os.path.join(old, "bin", prog))
+    git(old, "init", "-q")
+    git(old, "add", "-A")
+    git(old, "commit", "-q", "-m", "the other build")
+    sha = subprocess.run(["git", "-C", old, "rev-parse", "HEAD"], capture_output=True, text=True).stdout.strip()
+    out = os.path.join(tmp, "vs")
+    p = subprocess.run([PY, os.path.join(ROOT, "scripts", "experiments.py"), "--schedbed", SCHEDBED, "--allow-dirty",
+                        "--reps", "3", "--out", out, "--vs-build", os.path.join(old, "bin", "schedbed"), "spawn"],
+                       capture_output=True, text=True, timeout=600, cwd=tmp)
+    assert p.returncode == 0, p.stdout + p.stderr
+    peers = [ln for ln in manifest(out) if ln.get("build") == "vs" and ln["program"] != "schedbed"]
+    assert len(peers) == 4 * 3, len(peers)
+    for ln in peers:
+        git_ = json.load(open(os.path.join(out, ln["out"], "meta.json")))["git"]
+        assert git_["sha"] == sha and git_["dirty"] is False, git_
+
+
 def test_dirty_tree_is_refused(tmp):
     """run refuses a tree with uncommitted changes, naming them, and runs nothing; --allow-dirty
     runs and marks every row dirty. On a tree of its own: a copy of the scripts, committed."""
@@ -635,7 +659,8 @@ TESTS = [test_overload_ok_keeps_cancelled_runs, test_bad_latency_unit_is_refused
          test_timing_runs_alone_others_in_parallel, test_failing_line_is_named_and_never_collected,
          test_missing_program_on_the_node, test_killed_run_is_named_and_never_collected,
          test_interrupt_starts_nothing_new, test_half_written_result_is_never_collected, test_slurm_batch_script_and_array,
-         test_reproduce_leaves_paper_alone_and_compares, test_vs_build_alternates_two_builds_and_compares]
+         test_reproduce_leaves_paper_alone_and_compares, test_vs_build_alternates_two_builds_and_compares,
+         test_vs_build_runs_the_other_builds_peers]
 
 if __name__ == "__main__":
     SCHEDBED, chosen = cli(TESTS, SCHEDBED, "test_sweep.py")
