@@ -10,8 +10,9 @@
 #                                      tree was clean; a dirty tree is recorded as dirty and every
 #                                      result then says so), and DIR.tar.xz of all that; --no-sim
 #                                      builds them without the SimGrid executor (make NOSIM=1, in
-#                                      build/nosim), which leaves out SimGrid's dozen libraries:
-#                                      a third of the size, for machines that only run natively
+#                                      build/nosim), which leaves out SimGrid's dozen libraries
+#                                      (about 1 MB packed instead of 11), for machines that only
+#                                      run natively
 #   scripts/carry.sh run DIR CMD...    there (DIR.tar.xz is unpacked when DIR is missing): CMD with the carried libraries and the recorded
 #                                      commit (SCHEDBED_SOURCE_SHA/_DIRTY, which schedbed's meta.json
 #                                      and the sweep runner read when git is missing), e.g.
@@ -24,13 +25,13 @@ cd "$(dirname "$0")/.."
 PROGRAMS=(schedbed calibrate peers_omp peers_tbb patterns_omp patterns_tbb)
 
 pack() {
-	local b=build
+	local b=build nosim=0
 	if [ "${1:-}" = --no-sim ]; then
-		b=build/nosim
+		b=build/nosim nosim=1
 		shift
 	fi
 	local dir=${1:-build/carry}
-	make --no-print-directory -s B=$b NOSIM=$([ $b = build ] && echo 0 || echo 1) schedbed peers $b/release/calibrate >/dev/null
+	make --no-print-directory -s B=$b NOSIM=$nosim schedbed peers $b/release/calibrate >/dev/null
 	rm -rf "$dir"
 	mkdir -p "$dir/bin" "$dir/lib"
 	local bins=()

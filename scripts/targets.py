@@ -18,6 +18,7 @@ import machines
 from sbread import read_run
 from sbresults import die
 from sbstats import NO_DIFFERENCE, median_ci, order
+from sbverdict import lock_share
 from scale import fib_calls
 
 VERSIONS = ("old", "new")
@@ -37,18 +38,11 @@ def p99_us(cls):
     return lambda s, m: s["classes"][cls]["p99"] / 1e3 if cls in s.get("classes", {}) else None
 
 
-def lock_wait_pct(s, m):
-    """the workers' time waiting for the core's locks (the task depot's) in the window, as a share
-    of their busy time"""
-    w = (s.get("counters") or {}).get("window") or {}
-    return 100.0 * w["lock_wait_ns"] / w["busy_ns"] if w.get("busy_ns") and "lock_wait_ns" in w else None
-
-
 # row prefix -> (what, unit, value of one run's summary, higher is better)
 ROWS = {
     "fib32lifo": ("fib(n), stealing local_order=lifo (n=32 unless TARGETS_FIB_N)", "ns per fib call", per_call_ns, False),
     "fj": ("forkjoin defaults (fib(24), FIFO), stealing unless the config names a policy", "ns per fib call", per_call_ns, False),
-    "fj-lock": ("the same runs: the workers' waits for the core's locks", "% of busy time", lock_wait_pct, False),
+    "fj-lock": ("the same runs: the workers' waits for the core's locks", "% of busy time", lambda s, m: lock_share({"summary": s}), False),
     "fjlifo": ("forkjoin fib(24), stealing local_order=lifo", "ns per fib call", per_call_ns, False),
     "tiny": ("tiny, stealing", "M jobs/s", lambda s, m: s["throughput"] / 1e6, True),
     "oltp24k": ("oltp, 16 clients and 1,500 tx/s per worker (16 workers unless TARGETS_WIDE)", "commit p99 us", p99_us("commit"), False),
