@@ -21,7 +21,9 @@ DIR defaults to a new results/reproduce-<time>/: the committed results change on
 --update-paper, which replaces results/paper/<experiment>/ by the new one once everything ran.
 --report DIR does the collect, tables, figures and comparison for runs made elsewhere (a Slurm
 job array: sweep.py slurm DIR). The run arguments are the descriptions', so the runs are the ones
-PAPER.md reports; --duration, --warmup and --reps shorten a trial.
+PAPER.md reports; --duration, --warmup and --reps shorten a trial. A description with "cores": N
+(the many-* experiments, the memos' questions asked of 16 cores) runs only where there are at
+least N hardware threads: left out of the default set on a smaller machine, refused when named.
 
 --vs-build OTHER runs every run twice, with this tree's schedbed and with OTHER (an earlier
 commit's build, say), alternated run by run, and adds DIR/vs-build.md: each figure of this build
@@ -40,7 +42,7 @@ import sbrun
 from sbresults import die  # first: it says so in one line when matplotlib is missing
 
 import machines  # noqa: E402
-from sbexp import default_experiments, descriptions  # noqa: E402
+from sbexp import default_experiments, descriptions, too_few_cores  # noqa: E402
 from sbexpreport import PAPER, VS, replot, report  # noqa: E402
 
 
@@ -78,7 +80,8 @@ def main():
     descs = descriptions()
     if a.list:
         for n, d in descs.items():
-            print(f"{n:<12} {d['question']}" + (f" [part of {d['part_of']}: runs only when named]" if "part_of" in d else ""))
+            print(f"{n:<12} {d['question']}" + (f" [part of {d['part_of']}: runs only when named]" if "part_of" in d else "")
+                  + (f" [needs {d['cores']} hardware threads]" if d.get("cores", 1) > 1 else ""))
         return 0
     bad = [n for n in a.experiments if n not in descs]
     if bad:
@@ -92,6 +95,12 @@ def main():
             die(f"not redrawn, runs from two machines: {', '.join(refused)} (the rest was redrawn)", 1)
         return 0
     names = a.experiments or default_experiments(descs)
+    short = too_few_cores(descs, names)
+    if short:
+        die("; ".join(short) + " (its questions are about that many cores: run it on such a machine)")
+    left = sorted(set(default_experiments(descs, cores=1 << 20)) - set(names)) if not a.experiments else []
+    if left:
+        print(f"experiments: left out for want of cores here: {', '.join(left)}", file=sys.stderr)
     out = a.out or os.path.join("results", "reproduce-" + time.strftime("%Y%m%dT%H%M%SZ", time.gmtime()))
     if os.path.abspath(out).startswith(os.path.abspath(PAPER)):
         die(f"--out {out} is inside {PAPER}: reproduce elsewhere and use --update-paper")

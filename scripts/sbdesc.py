@@ -14,7 +14,7 @@ from sbcli import die
 MANIFEST = "manifest.jsonl"
 PEER_NAME = re.compile(r"[A-Za-z0-9_.-]+")  # a program beside schedbed (peers_omp), never a path
 DESC_KEYS = {"name", "question", "memo", "configs", "load", "reps", "noise_reps", "timing", "slim", "bounded", "common",
-             "args", "duration", "warmup", "metrics", "figure", "part_of", "overload_ok"}
+             "args", "duration", "warmup", "metrics", "figure", "part_of", "overload_ok", "cores"}
 LAT_UNITS = {"ns": 1, "µs": 1e3, "ms": 1e6, "s": 1e9}  # a latency metric's units, and ns in each
 DEFAULT_REPS = 5  # each repetition its own seed: fewer cannot give a median an interval worth stating
 
@@ -48,6 +48,8 @@ def load_description(path):
         # a latency's unit is checked here, before any run, not when the finished runs are tabulated
         if m.get("format") == "lat" and m.get("unit", "µs") not in LAT_UNITS:
             die(f"{path}: metric {m.get('title')}: unit {m['unit']} is not a latency unit; valid: {', '.join(LAT_UNITS)}")
+    if "cores" in d and not (isinstance(d["cores"], int) and not isinstance(d["cores"], bool) and d["cores"] >= 1):
+        die(f"{path}: \"cores\" is the hardware threads the experiment's questions need, a whole number >= 1; got {d['cores']!r}")
     if "part_of" in d and not os.path.exists(os.path.join(os.path.dirname(path), d["part_of"] + ".json")):
         die(f"{path}: part_of names {d['part_of']}, which has no description beside it")
     d.setdefault("name", os.path.splitext(os.path.basename(path))[0])

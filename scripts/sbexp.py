@@ -29,10 +29,20 @@ def descriptions():
     return out
 
 
-def default_experiments(descs):
+def default_experiments(descs, cores=None):
     """What runs when none is named: all but a description that is part of another (a quicker
-    subset of its runs, such as capacity-5ms-all of capacity), which runs only when named."""
-    return [n for n, d in descs.items() if "part_of" not in d]
+    subset of its runs, such as capacity-5ms-all of capacity), which runs only when named, and
+    one whose questions need more hardware threads than CORES (this machine's when None)."""
+    cores = cores or os.cpu_count() or 1
+    return [n for n, d in descs.items() if "part_of" not in d and d.get("cores", 1) <= cores]
+
+
+def too_few_cores(descs, names, cores=None):
+    """Why NAMES cannot run here, one line each, for those that need more hardware threads than
+    CORES (this machine's when None): a many-core answer measured on fewer cores answers nothing."""
+    cores = cores or os.cpu_count() or 1
+    return [f"{n} needs {descs[n]['cores']} hardware threads and this machine has {cores}"
+            for n in names if descs[n].get("cores", 1) > cores]
 
 
 # ---- tables and figures from runs.csv ---------------------------------------------------------

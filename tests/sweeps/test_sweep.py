@@ -633,6 +633,34 @@ def test_part_of_runs_only_when_named(tmp):
     assert rc != 0 and "part_of names nothing-here" in err, (rc, err)
 
 
+def test_many_core_experiments_need_their_cores(tmp):
+    """An experiment whose description asks for N hardware threads ("cores", the many-* ones) is
+    left out of the default set on a smaller machine and refused there when named, naming what it
+    needs and what the machine has; on a machine with N it runs like any other. A "cores" that is
+    not a whole number >= 1 is refused when the description is read."""
+    sys.path.insert(0, os.path.join(ROOT, "scripts"))
+    import sbexp
+    descs = sbexp.descriptions()
+    many = sorted(n for n, d in descs.items() if d.get("cores", 1) > 2)
+    assert "many-stealing" in many and "many-capacity" in many, many
+    assert not set(many) & set(sbexp.default_experiments(descs, cores=2))
+    assert set(many) <= set(sbexp.default_experiments(descs, cores=16))
+    assert sbexp.too_few_cores(descs, ["capacity", "many-stealing"], cores=2) == [
+        "many-stealing needs 16 hardware threads and this machine has 2"]
+    assert sbexp.too_few_cores(descs, many, cores=16) == []
+    if (os.cpu_count() or 1) < 16:
+        p = subprocess.run([PY, os.path.join(ROOT, "scripts", "experiments.py"), "--allow-dirty", "--out",
+                            os.path.join(tmp, "many"), "many-stealing"], capture_output=True, text=True, timeout=120)
+        assert p.returncode != 0 and "many-stealing needs 16 hardware threads" in p.stderr, (p.returncode, p.stderr)
+        assert not os.path.exists(os.path.join(tmp, "many")), "a refused experiment left a directory behind"
+    for bad in (0, "16", 2.5, True):
+        path = os.path.join(tmp, "cores.json")
+        with open(path, "w") as f:
+            json.dump({"question": "test cores", "cores": bad, "reps": 1, "configs": [config("a")]}, f)
+        rc, _, err = sweep("expand", path, "--out", os.path.join(tmp, "cores-sweep"))
+        assert rc != 0 and '"cores" is the hardware threads' in err, (bad, rc, err)
+
+
 def test_overload_ok_keeps_cancelled_runs(tmp):
     """A run that ends overloaded (exit 3: here an open loop far past capacity, its clients behind
     by more than --max-lag) is a failed line, unless its description says "overload_ok" (a load
@@ -654,7 +682,7 @@ def test_overload_ok_keeps_cancelled_runs(tmp):
         assert rows[0]["overloaded"] == "1", rows
 
 
-TESTS = [test_overload_ok_keeps_cancelled_runs, test_bad_latency_unit_is_refused_before_running, test_part_of_runs_only_when_named, test_load_variant_sizes, test_capacity_rule, test_dirty_tree_is_refused, test_repetitions_have_their_own_seeds, test_intervals_and_no_difference,
+TESTS = [test_many_core_experiments_need_their_cores, test_overload_ok_keeps_cancelled_runs, test_bad_latency_unit_is_refused_before_running, test_part_of_runs_only_when_named, test_load_variant_sizes, test_capacity_rule, test_dirty_tree_is_refused, test_repetitions_have_their_own_seeds, test_intervals_and_no_difference,
          test_latency_histogram_recomputes_tails, test_paper_descriptions_expand_stable_and_machine_free, test_run_collect_and_resume,
          test_timing_runs_alone_others_in_parallel, test_failing_line_is_named_and_never_collected,
          test_missing_program_on_the_node, test_killed_run_is_named_and_never_collected,
