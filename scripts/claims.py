@@ -20,7 +20,7 @@ comparisons it makes, each as a check that recomputes its figure from the commit
                                                 either; REF_B may be a list, each against A
 
 A REF is "EXPERIMENT/CONFIGURATION/METRIC" (the table's row label and column title): the median
-and 95% interval of that cell recomputed from results/paper/EXPERIMENT/runs.csv by the same code
+and 95% interval of that cell recomputed from results/paper/EXPERIMENT/runs.csv.xz by the same code
 that writes the table (sbexp.py), refused when the runs come from two machines. A REF of the
 form "csv:PATH?COL=VAL&COL=VAL#COLUMN" is a cell of a committed CSV that a script derived (METG,
 bench-core, validate-sim, capacity): the one row that matches; "#VALUE|LOW|HIGH|RUNS" names the
@@ -83,9 +83,9 @@ class Data:
         if name not in self.rows:
             allow = self.allow_mixed.get(name)
             path = os.path.join(self.paper, name, "runs.csv")
-            if name not in self.descs or not os.path.exists(path):
-                raise Failed(f"no experiment {name} with a committed runs.csv")
             import sbcollect
+            if name not in self.descs or not os.path.exists(sbcollect.rows_path(path)):
+                raise Failed(f"no experiment {name} with a committed runs.csv")
             rows = [r for r in sbcollect.read_rows(path) if r.get("experiment") in (name, None)]
             self.machines.one_machine(rows, f"claims: {name}", allow_mixed=bool(allow))
             self.rows[name] = rows

@@ -145,7 +145,8 @@ def main():
         if a.backfill:
             ms = backfill(d)
         else:
-            with open(os.path.join(d, "runs.csv"), newline="") as f:
+            import sbcollect  # here: sbcollect imports this module
+            with sbcollect.open_rows(os.path.join(d, "runs.csv")) as f:
                 ms = machines(list(csv.DictReader(f)))
         print(f"{d}: " + "; ".join(f"{name(k)} ({n} runs)" for k, n in ms.items()))
     return 0

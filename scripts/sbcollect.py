@@ -1,12 +1,14 @@
 """sbcollect.py - a finished sweep's results: collect (every line's summary.json, tags and
 machine as one row of DIR/runs.csv; refused while any line is unfinished), read_rows (runs.csv
-back), and the load sweep's figure (plot_load: p99 and achieved rate against offered load).
+back, or runs.csv.xz where only that exists: rows_path, compress_rows), and the load sweep's figure (plot_load: p99 and achieved rate against offered load).
 
 plot_load needs matplotlib and numpy (loaded when it is called); the rest needs only Python's
 standard library.
 """
 import csv
+import lzma
 import os
+import shutil
 import sys
 
 import machines
@@ -102,8 +104,32 @@ def collect(root, csv_path=None, leave_out_failed=False, allow_mixed=False):
     return csv_path, rows
 
 
+def rows_path(csv_path):
+    """csv_path, or csv_path.xz where only that exists: results/paper/ keeps its runs.csv files
+    compressed (compress_rows), a tenth of the size, because the clone and the 16-core machine's
+    carry have a size budget; every reader of a runs.csv goes through here."""
+    return csv_path + ".xz" if not os.path.exists(csv_path) and os.path.exists(csv_path + ".xz") else csv_path
+
+
+def open_rows(csv_path):
+    p = rows_path(csv_path)
+    return lzma.open(p, "rt", newline="") if p.endswith(".xz") else open(p, newline="")
+
+
+def compress_rows(exp_dir):
+    """exp_dir/runs.csv replaced by runs.csv.xz (written beside it first, so an interruption
+    leaves one whole file), for a directory that is committed."""
+    src = os.path.join(exp_dir, "runs.csv")
+    if not os.path.exists(src):
+        return
+    with open(src, "rb") as f, lzma.open(src + ".xz.tmp", "wb", preset=9) as g:
+        shutil.copyfileobj(f, g)
+    os.replace(src + ".xz.tmp", src + ".xz")
+    os.remove(src)
+
+
 def read_rows(csv_path):
-    """runs.csv back as dicts, numbers as floats (empty cells as None)."""
+    """runs.csv (or runs.csv.xz: rows_path) back as dicts, numbers as floats (empty cells as None)."""
     def num(v):
         if v == "":
             return None
@@ -111,7 +137,7 @@ def read_rows(csv_path):
             return float(v)
         except ValueError:
             return v
-    with open(csv_path, newline="") as f:
+    with open_rows(csv_path) as f:
         return [{k: num(v) for k, v in r.items()} for r in csv.DictReader(f)]
 
 

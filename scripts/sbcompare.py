@@ -47,7 +47,7 @@ def committed_medians(name, d):
 def committed_machine(name):
     """The machine of the committed runs (their runs.csv), or None when it does not say."""
     path = os.path.join(PAPER, name, "runs.csv")
-    if not os.path.exists(path):
+    if not os.path.exists(sbcollect.rows_path(path)):
         return None
     rows = sbcollect.read_rows(path)
     names = list(machines.machines(rows))

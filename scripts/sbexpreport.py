@@ -264,7 +264,7 @@ def replot(names, descs, allow_mixed=False):
     for n in names:
         d, exp_dir = descs[n], os.path.join(PAPER, n)
         runs_csv = os.path.join(exp_dir, "runs.csv")
-        from_csv = "load" in d and os.path.exists(runs_csv)
+        from_csv = "load" in d and os.path.exists(sbcollect.rows_path(runs_csv))
         rows = sbcollect.read_rows(runs_csv) if from_csv else rows_from_dirs(n, d, exp_dir)
         if not rows:
             print(f"experiments: {os.path.relpath(exp_dir, ROOT)}/ holds no per-run results of this description; "
@@ -289,6 +289,7 @@ def replot(names, descs, allow_mixed=False):
         if "load" in d:
             if not from_csv:
                 sbcli.write_csv(runs_csv, list(dict.fromkeys(k for r in rows for k in r)), rows)
+                sbcollect.compress_rows(exp_dir)
             load_figures(exp_dir, d, rows, allow_mixed)
             continue
         for png in plot(n, d, rows, exp_dir, machine):
@@ -305,6 +306,7 @@ def update_paper(out, names):
         shutil.rmtree(tmp, ignore_errors=True)
         shutil.copytree(src, tmp, ignore=shutil.ignore_patterns("*.pdf"))  # sbresults.COMMITTED says why
         pack_runs(tmp)
+        sbcollect.compress_rows(tmp)
         if os.path.exists(dst):
             os.rename(dst, old)
         os.rename(tmp, dst)

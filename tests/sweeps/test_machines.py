@@ -130,30 +130,66 @@ def test_tables_and_figures_name_their_machine(tmp):
         in p.stderr, p.stderr
 
 
+# a load sweep "ld" of one machine with one variant, as its committed rows and description
+LD_ROWS = [{"id": f"ld.v.{p}.rate-{rate}.r{k}", "experiment": "ld", "policy": p, "rate": rate, "variant": "v",
+            "rep": k, "seed": k, "param": "rate", "workload": "oltp", "threads": 2, "git_sha": "abc", "dirty": 0,
+            "overloaded": 0, "throughput": rate * 0.99, "all.p50": 1000 + k, "all.p99": 5000 + rate + k,
+            "all.p999": 9000 + rate, "cpu_model": "CPU A", "cores": 2}
+           for p in ("stealing", "serial") for rate in (100, 200) for k in (1, 2, 3)]
+LD = {"name": "ld", "question": "q?", "load": {"workload": "oltp", "param": "rate", "rates": [100, 200],
+                                              "policies": ["stealing", "serial"],
+                                              "variants": [{"name": "v", "label": "variant v", "set": []}]}}
+
+
 def test_load_sweep_redrawn_from_its_runs_csv(tmp):
     """--replot redraws a committed load sweep (variants, no per-run directories it can read) from
     its runs.csv, and its table and figures name the machine."""
     import sbexpreport
     exp = os.path.join(tmp, "paper", "ld")
     os.makedirs(exp)
-    rows = [{"id": f"ld.v.{p}.rate-{rate}.r{k}", "experiment": "ld", "policy": p, "rate": rate, "variant": "v",
-             "rep": k, "seed": k, "param": "rate", "workload": "oltp", "threads": 2, "git_sha": "abc", "dirty": 0,
-             "overloaded": 0, "throughput": rate * 0.99, "all.p50": 1000 + k, "all.p99": 5000 + rate + k,
-             "all.p999": 9000 + rate, "cpu_model": "CPU A", "cores": 2}
-            for p in ("stealing", "serial") for rate in (100, 200) for k in (1, 2, 3)]
+    rows = LD_ROWS
     with open(os.path.join(exp, "runs.csv"), "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=list(rows[0]))
         w.writeheader()
         w.writerows(rows)
-    d = {"name": "ld", "question": "q?", "load": {"workload": "oltp", "param": "rate", "rates": [100, 200],
-                                                 "policies": ["stealing", "serial"],
-                                                 "variants": [{"name": "v", "label": "variant v", "set": []}]}}
+    d = LD
     sbexpreport.PAPER = os.path.join(tmp, "paper")
     sbexpreport.replot(["ld"], {"ld": d})
     with open(os.path.join(exp, "table.md")) as f:
         assert "machine: CPU A, 2 cores." in f.read()
     assert os.path.exists(os.path.join(exp, "sweep_p99-v.png"))
     assert len(read_csv(os.path.join(exp, "runs.csv"))) == len(rows), "the committed runs.csv was rewritten"
+
+
+def test_committed_rows_are_compressed_and_read_back(tmp):
+    """--update-paper keeps an experiment's runs.csv as runs.csv.xz (the committed results have a
+    size budget), and every reader gets the same rows back from it: read_rows, the committed
+    machine, and a load sweep's replot, which leaves it compressed and unchanged."""
+    import sbcollect
+    import sbcompare
+    import sbexpreport
+    out, paper = os.path.join(tmp, "out"), os.path.join(tmp, "paper")
+    os.makedirs(os.path.join(out, "ld"))
+    os.makedirs(paper)
+    rows = LD_ROWS
+    with open(os.path.join(out, "ld", "runs.csv"), "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=list(rows[0]))
+        w.writeheader()
+        w.writerows(rows)
+    want = sbcollect.read_rows(os.path.join(out, "ld", "runs.csv"))
+    sbexpreport.PAPER = sbcompare.PAPER = paper
+    sbexpreport.update_paper(out, ["ld"])
+    committed = os.path.join(paper, "ld", "runs.csv")
+    assert not os.path.exists(committed) and os.path.exists(committed + ".xz"), os.listdir(os.path.join(paper, "ld"))
+    assert sbcollect.read_rows(committed) == want
+    assert sbcompare.committed_machine("ld") == "CPU A, 2 cores"
+    with open(committed + ".xz", "rb") as f:
+        before = f.read()
+    d = LD
+    assert sbexpreport.replot(["ld"], {"ld": d}) == []
+    assert not os.path.exists(committed)
+    with open(committed + ".xz", "rb") as f:
+        assert f.read() == before, "the replot rewrote the committed rows"
 
 
 def test_validate_sim_names_commit_and_machine(tmp):
@@ -200,7 +236,8 @@ def test_backfill_from_the_runs_archive(tmp):
 
 
 TESTS = [test_collect_refuses_two_machines, test_capacity_splits_machines, test_tables_and_figures_name_their_machine,
-         test_load_sweep_redrawn_from_its_runs_csv, test_validate_sim_names_commit_and_machine,
+         test_load_sweep_redrawn_from_its_runs_csv, test_committed_rows_are_compressed_and_read_back,
+         test_validate_sim_names_commit_and_machine,
          test_backfill_from_the_runs_archive]
 
 if __name__ == "__main__":
