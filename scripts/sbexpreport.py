@@ -14,7 +14,7 @@ import textwrap
 import sbcli
 import sbcollect
 import sbdesc
-from sbresults import die, eng_axis, plt, save  # first: it says so in one line when matplotlib is missing
+from sbresults import die, eng_axis, log_ticks, plt, save  # first: it says so in one line when matplotlib is missing
 
 import numpy as np  # noqa: E402
 import capacity  # noqa: E402
@@ -106,6 +106,8 @@ def plot(name, d, rows, out, machine):
                 ax.set_xlabel(xlabel + (", log scale" if scale == "log" else ""))
                 if m["format"] == RATE and scale == "linear":
                     eng_axis(ax.xaxis)
+                elif scale == "log":
+                    log_ticks(ax, ax.xaxis)
                 ax.grid(axis="y", visible=False)
             for ax in axes.flat[len(chunk):]:
                 ax.set_visible(False)
