@@ -316,6 +316,12 @@ def test_reproduce_leaves_paper_alone_and_compares(tmp):
     with tarfile.open(os.path.join(packed, "runs.tar.xz")) as tar:
         tar.extractall(packed)
     os.remove(os.path.join(packed, "runs.tar.xz"))
+    # and its rows compressed, the same bytes once unpacked (sbcollect.compress_rows)
+    import lzma
+    assert not os.path.exists(os.path.join(packed, "runs.csv"))
+    with lzma.open(os.path.join(packed, "runs.csv.xz")) as f, open(os.path.join(packed, "runs.csv"), "wb") as g:
+        shutil.copyfileobj(f, g)
+    os.remove(os.path.join(packed, "runs.csv.xz"))
     # (but the PDFs: results/paper/ keeps the PNGs only, sbresults.COMMITTED)
     assert tree_digest(packed) == tree_digest(os.path.join(out, "placement"), skip=(".pdf",))
     assert not glob.glob(os.path.join(packed, "*.pdf")) and glob.glob(os.path.join(out, "placement", "*.pdf"))
