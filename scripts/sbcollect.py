@@ -1,6 +1,7 @@
 """sbcollect.py - a finished sweep's results: collect (every line's summary.json, tags and
 machine as one row of DIR/runs.csv; refused while any line is unfinished), read_rows (runs.csv
-back, or runs.csv.xz where only that exists: rows_path, compress_rows), and the load sweep's figure (plot_load: p99 and achieved rate against offered load).
+back, or runs.csv.xz where only that exists: rows_path, compress_rows), and the load sweep's
+figure (plot_load: p99 and achieved rate against offered load).
 
 plot_load needs matplotlib and numpy (loaded when it is called); the rest needs only Python's
 standard library.
@@ -106,7 +107,7 @@ def collect(root, csv_path=None, leave_out_failed=False, allow_mixed=False):
 
 def rows_path(csv_path):
     """csv_path, or csv_path.xz where only that exists: results/paper/ keeps its runs.csv files
-    compressed (compress_rows), a tenth of the size, because the clone and the 16-core machine's
+    compressed (compress_rows), a third of the size, because the clone and the 16-core machine's
     carry have a size budget; every reader of a runs.csv goes through here."""
     return csv_path + ".xz" if not os.path.exists(csv_path) and os.path.exists(csv_path + ".xz") else csv_path
 
