@@ -107,7 +107,7 @@ def plot(name, d, rows, out, machine):
                 if m["format"] == RATE and scale == "linear":
                     eng_axis(ax.xaxis)
                 elif scale == "log":
-                    log_ticks(ax, ax.xaxis)
+                    log_ticks(ax.xaxis)
                 ax.grid(axis="y", visible=False)
             for ax in axes.flat[len(chunk):]:
                 ax.set_visible(False)

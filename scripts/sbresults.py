@@ -44,12 +44,12 @@ def eng_axis(axis):
     axis.set_major_formatter(EngFormatter(sep=""))
 
 
-def log_ticks(ax, axis):
+def log_ticks(axis):
     """Tick labels on a log axis (ax.xaxis) that do not run into each other: 1, 2 and 5 times each
     power of ten where the data span less than two decades (matplotlib's own minor labels, 2x10^1
     3x10^1 4x10^1, then overlap), the powers alone beyond, as plain numbers (20, 5k)."""
     from matplotlib.ticker import EngFormatter, FuncFormatter, LogLocator, NullFormatter
-    ax.autoscale_view()
+    axis.axes.autoscale_view()
     lo, hi = sorted(axis.get_view_interval())
     eng = EngFormatter(sep="")
     axis.set_major_locator(LogLocator(subs=(1.0, 2.0, 5.0) if lo > 0 and hi / lo < 100 else (1.0,)))

@@ -639,6 +639,26 @@ def test_part_of_runs_only_when_named(tmp):
     assert rc != 0 and "part_of names nothing-here" in err, (rc, err)
 
 
+def test_log_axis_labels_do_not_crowd(tmp):
+    """An experiment figure's log axis over less than two decades is labelled at 1, 2 and 5 times
+    each power of ten as plain numbers, with no minor labels (matplotlib's own, 2x10^1 3x10^1
+    4x10^1, ran into each other); over more decades at the powers alone."""
+    sys.path.insert(0, os.path.join(ROOT, "scripts"))
+    from sbresults import log_ticks, plt
+    for values, allowed in (((12, 47, 79), {"10", "20", "50", "100"}), ((900, 35000, 420000), {"100", "1k", "10k", "100k", "1M"})):
+        fig, ax = plt.subplots()
+        ax.barh(range(len(values)), values)
+        ax.set_xscale("log")
+        log_ticks(ax.xaxis)
+        fig.canvas.draw()
+        lo, hi = ax.get_xlim()
+        shown = [t.get_text() for t in ax.get_xticklabels() if lo <= t.get_position()[0] <= hi]
+        minor = [t.get_text() for t in ax.xaxis.get_minorticklabels() if t.get_text()]
+        plt.close(fig)
+        assert len(shown) >= 2 and set(shown) <= allowed, (shown, allowed)
+        assert not minor, minor
+
+
 def test_many_core_experiments_need_their_cores(tmp):
     """An experiment whose description asks for N hardware threads ("cores", the many-* ones) is
     left out of the default set on a smaller machine and refused there when named, naming what it
@@ -688,7 +708,7 @@ def test_overload_ok_keeps_cancelled_runs(tmp):
         assert rows[0]["overloaded"] == "1", rows
 
 
-TESTS = [test_many_core_experiments_need_their_cores, test_overload_ok_keeps_cancelled_runs, test_bad_latency_unit_is_refused_before_running, test_part_of_runs_only_when_named, test_load_variant_sizes, test_capacity_rule, test_dirty_tree_is_refused, test_repetitions_have_their_own_seeds, test_intervals_and_no_difference,
+TESTS = [test_log_axis_labels_do_not_crowd, test_many_core_experiments_need_their_cores, test_overload_ok_keeps_cancelled_runs, test_bad_latency_unit_is_refused_before_running, test_part_of_runs_only_when_named, test_load_variant_sizes, test_capacity_rule, test_dirty_tree_is_refused, test_repetitions_have_their_own_seeds, test_intervals_and_no_difference,
          test_latency_histogram_recomputes_tails, test_paper_descriptions_expand_stable_and_machine_free, test_run_collect_and_resume,
          test_timing_runs_alone_others_in_parallel, test_failing_line_is_named_and_never_collected,
          test_missing_program_on_the_node, test_killed_run_is_named_and_never_collected,
