@@ -22,7 +22,17 @@ const char *const sb_cost_names[SB_NR_COSTS] = {
 	[SB_COST_YIELD] = "yield", [SB_COST_LINE] = "line", [SB_COST_LINE_REMOTE] = "line_remote",
 	[SB_COST_COLD] = "cold", [SB_COST_COLD_AFTER] = "cold_after", [SB_COST_PARK_P10] = "park_p10",
 	[SB_COST_PARK_P50] = "park_p50", [SB_COST_PARK_P90] = "park_p90", [SB_COST_PARK_P99] = "park_p99",
-	[SB_COST_PARK_P999] = "park_p999",
+	[SB_COST_PARK_P999] = "park_p999", [SB_COST_PARK_LONG_AFTER] = "park_long_after",
+	[SB_COST_PARK_BUSY_P10] = "park_busy_p10", [SB_COST_PARK_BUSY_P50] = "park_busy_p50",
+	[SB_COST_PARK_BUSY_P90] = "park_busy_p90", [SB_COST_PARK_BUSY_P99] = "park_busy_p99",
+	[SB_COST_PARK_BUSY_P999] = "park_busy_p999", [SB_COST_PARK_IDLE_P10] = "park_idle_p10",
+	[SB_COST_PARK_IDLE_P50] = "park_idle_p50", [SB_COST_PARK_IDLE_P90] = "park_idle_p90",
+	[SB_COST_PARK_IDLE_P99] = "park_idle_p99", [SB_COST_PARK_IDLE_P999] = "park_idle_p999",
+	[SB_COST_OVER_100US_P10] = "over_100us_p10", [SB_COST_OVER_100US_P50] = "over_100us_p50",
+	[SB_COST_OVER_100US_P90] = "over_100us_p90", [SB_COST_OVER_100US_P99] = "over_100us_p99",
+	[SB_COST_OVER_100US_P999] = "over_100us_p999", [SB_COST_OVER_1MS_P10] = "over_1ms_p10",
+	[SB_COST_OVER_1MS_P50] = "over_1ms_p50", [SB_COST_OVER_1MS_P90] = "over_1ms_p90",
+	[SB_COST_OVER_1MS_P99] = "over_1ms_p99", [SB_COST_OVER_1MS_P999] = "over_1ms_p999",
 };
 
 void sb_exec_use(const struct sb_exec_ops *vt)

@@ -79,6 +79,37 @@ enum sb_cost {
 	SB_COST_PARK_P90,
 	SB_COST_PARK_P99,
 	SB_COST_PARK_P999,
+	/* A park that slept at least park_long_after ns comes back slower or faster than a hand-off,
+	 * by what its waker did meanwhile (sim/calibrate.c measures both on the machine): woken by a
+	 * thread that has run at least as long (the machine stayed busy, the sleeper's CPU went deep
+	 * into idle), it draws from park_busy_*; woken by one that itself came back from a sleep or
+	 * a park less than park_long_after ago (the machine idled), from park_idle_*. Optional, all
+	 * eleven or none; without them every park draws from park_p* (or costs `park`). */
+	SB_COST_PARK_LONG_AFTER, /* ns, not a cost */
+	SB_COST_PARK_BUSY_P10,
+	SB_COST_PARK_BUSY_P50,
+	SB_COST_PARK_BUSY_P90,
+	SB_COST_PARK_BUSY_P99,
+	SB_COST_PARK_BUSY_P999,
+	SB_COST_PARK_IDLE_P10,
+	SB_COST_PARK_IDLE_P50,
+	SB_COST_PARK_IDLE_P90,
+	SB_COST_PARK_IDLE_P99,
+	SB_COST_PARK_IDLE_P999,
+	/* How late a timed sleep (and a timed park's timeout) returns beyond the time asked (timer
+	 * slack, a halted CPU's way back): percentiles measured for sleeps of 100 us and of 1 ms,
+	 * interpolated between them by the sleep's length. Optional, all ten or none; without them a
+	 * simulated sleep returns on time. */
+	SB_COST_OVER_100US_P10,
+	SB_COST_OVER_100US_P50,
+	SB_COST_OVER_100US_P90,
+	SB_COST_OVER_100US_P99,
+	SB_COST_OVER_100US_P999,
+	SB_COST_OVER_1MS_P10,
+	SB_COST_OVER_1MS_P50,
+	SB_COST_OVER_1MS_P90,
+	SB_COST_OVER_1MS_P99,
+	SB_COST_OVER_1MS_P999,
 	SB_NR_COSTS
 };
 extern const char *const sb_cost_names[SB_NR_COSTS];

@@ -42,7 +42,9 @@ from sbrun import read_status, run_manifest
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 ORDER = ["push", "pop", "pop_empty", "steal", "steal_empty", "wake", "park", "relax", "yield", "line", "line_remote",
-         "cold", "cold_after", "park_p10", "park_p50", "park_p90", "park_p99", "park_p999"]
+         "cold", "cold_after", "park_p10", "park_p50", "park_p90", "park_p99", "park_p999", "park_long_after"]
+ORDER += [f"{g}_{q}" for g in ("park_busy", "park_idle", "over_100us", "over_1ms")
+          for q in ("p10", "p50", "p90", "p99", "p999")]
 CHAINS = (200000, 2000000)  # two chain lengths: the difference cancels start-up and end
 
 
@@ -162,6 +164,12 @@ def main():
         "# in-cache one (a count of pushes, not ns), cold the median extra per task beyond that knee.",
         "# park_p10 .. park_p999: percentiles of park over every hand-off of all 31 rounds (nearest rank);",
         "# the simulator draws each park from them (linear between them), so wake-ups have the machine's tail.",
+        "# park_long_after: the first of 25..1000 us of sleep at which a park woken by a running thread takes",
+        "# twice its median at 25 us (200 parks each); park_busy_*: percentiles of 1000 parks of 1 ms woken by",
+        "# a thread that kept running, park_idle_*: woken by one just back from a 1 ms timed sleep. A simulated",
+        "# park that slept park_long_after or more draws from one of the two by its waker's time up.",
+        "# over_100us_*, over_1ms_*: how late 1000 timed sleeps of 100 us and of 1 ms returned; a simulated",
+        "# sleep or timed park's timeout returns that late (interpolated by its length).",
         f"# push@POLICY: CPU time per task of a 1-worker chain with no work (the CPU {CHAINS[1]} tasks take",
         f"# beyond {CHAINS[0]}, over the extra tasks; median of 3 pairs of native runs) minus pop: the policy's callbacks and the core's per-task path, charged on the",
         "# submit because every task passes there (the caller's own list is popped without a policy call).",
@@ -169,7 +177,7 @@ def main():
         "# Re-measure: make calibrate on this machine (rewrites this file; commit it).",
         f"version {stamp[:10]}-{sha}",
     ]
-    lines += [f"{k} {cost[k]:.1f}" for k in ORDER]
+    lines += [f"{k} {cost[k]:.0f}" if k in ("cold_after", "park_long_after") else f"{k} {cost[k]:.1f}" for k in ORDER]
     for pol in pols:
         lines.append(f"push@{pol} {max(task[pol] - cost['pop'], cost['push']):.1f}")
     tmpf = a.out + ".tmp"

@@ -238,8 +238,18 @@ static int by_value(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-/* park's 10th, 50th, 90th, 99th and 99.9th percentiles over every hand-off of park_costs (nearest
- * rank), into q[0..4]. */
+/* The 10th, 50th, 90th, 99th and 99.9th percentiles of v[0..n) (nearest rank) into q[0..4]; sorts v. */
+static void percentiles(double *v, int n, double q[5])
+{
+	qsort(v, (size_t)n, sizeof *v, by_value);
+	static const double at[5] = { 0.10, 0.50, 0.90, 0.99, 0.999 };
+	for (int k = 0; k < 5; k++) {
+		int r = (int)(at[k] * n + 0.999999); /* nearest rank, 1-based */
+		q[k] = n ? v[(r < 1 ? 1 : r > n ? n : r) - 1] : 0;
+	}
+}
+
+/* park's percentiles over every hand-off of park_costs */
 static void park_percentiles(double q[5])
 {
 	static double all[2 * HANDOFFS];
@@ -247,12 +257,119 @@ static void park_percentiles(double q[5])
 	for (int t = 0; t < 2; t++)
 		for (int i = 0; i < nlat[t]; i++)
 			all[n++] = lat[t][i];
-	qsort(all, (size_t)n, sizeof *all, by_value);
-	static const double at[5] = { 0.10, 0.50, 0.90, 0.99, 0.999 };
-	for (int k = 0; k < 5; k++) {
-		int r = (int)(at[k] * n + 0.999999); /* nearest rank, 1-based */
-		q[k] = n ? all[(r < 1 ? 1 : r > n ? n : r) - 1] : 0;
+	percentiles(all, n, q);
+}
+
+/* ---- timed sleeps, and parks that last ---- */
+
+/* A hand-off measures a park of microseconds between two running threads. A workload's worker
+ * often sleeps a millisecond or more, and its way back depends on what the machine did meanwhile:
+ * measured on the 2-core host, a sleeper woken by a thread that kept running the whole time took
+ * 70-90 us at the median once it had slept 150 us or more (10 us below that), while one woken by
+ * a thread that had just come back from a timed sleep took 3 to 5 us with a tail of milliseconds.
+ * And a timed sleep returns late (timer slack, a halted CPU): 90 to 125 us there. The simulator
+ * draws from these, by the sleep's length and the waker's (sim/exec_sim.cpp). */
+#define LONG_PARKS 1000
+#define KNEE_PARKS 200
+
+static SB_ATOMIC_U32 lp_word __attribute__((aligned(64)));
+static _Atomic uint64_t lp_sent;
+static double lp_lat[LONG_PARKS];
+
+static void *long_partner(void *arg)
+{
+	int n = (int)(intptr_t)arg;
+	for (int i = 0; i < n; i++) {
+		/* acquire: pairs with the release store in long_parks */
+		while (!atomic_load_explicit(&lp_word, memory_order_acquire))
+			sb_exec_park(&lp_word, 0, 0);
+		/* relaxed: stored before the word's release store, read after its acquire load */
+		lp_lat[i] = (double)(sb_now_ns() - atomic_load_explicit(&lp_sent, memory_order_relaxed));
+		/* release: pairs with the waker's acquire load; lp_lat[i] is read after the join */
+		atomic_store_explicit(&lp_word, 0, memory_order_release);
 	}
+	return NULL;
+}
+
+/* n parks of the partner, each after this thread spent ns spinning (busy) or in a timed sleep,
+ * then woke it: the time from the wake call to the partner running, in lp_lat[0..n). */
+static void long_parks(uint64_t ns, bool busy, int n)
+{
+	struct sb_xthread th;
+	/* relaxed: published by the thread start */
+	atomic_store_explicit(&lp_word, 0, memory_order_relaxed);
+	if (sb_exec_thread_start(&th, "longpark", long_partner, (void *)(intptr_t)n))
+		abort();
+	for (int i = 0; i < n; i++) {
+		if (busy) {
+			uint64_t t0 = sb_now_ns();
+			while (sb_now_ns() - t0 < ns)
+				sb_cpu_relax();
+		} else {
+			sb_exec_sleep_ns(ns);
+		}
+		/* relaxed, then release: as in hand_over */
+		atomic_store_explicit(&lp_sent, sb_now_ns(), memory_order_relaxed);
+		atomic_store_explicit(&lp_word, 1, memory_order_release);
+		sb_exec_unpark(&lp_word, 1);
+		/* acquire: pairs with the partner's release store: it ran before the next round */
+		while (atomic_load_explicit(&lp_word, memory_order_acquire))
+			sb_cpu_relax();
+	}
+	sb_exec_thread_join(&th);
+}
+
+static double median_of(double *v, int n)
+{
+	double q[5];
+	percentiles(v, n, q);
+	return q[1];
+}
+
+/* park_long_after: the first of a series of sleep lengths at which a park woken by a running thread
+ * takes at least twice its median at the shortest; park_busy_* and park_idle_*: the percentiles
+ * of a 1 ms park woken by a running thread and by one just back from a 1 ms timed sleep. */
+static void long_park_costs(double *after, double busy[5], double idle[5])
+{
+	static const uint64_t len[] = { 25000, 50000, 100000, 150000, 200000, 300000, 500000, 1000000 };
+	enum { NLEN = sizeof len / sizeof len[0] };
+	double base = 0;
+	*after = 1e6; /* no knee: long parks from 1 ms on, the length the two groups are measured at */
+	for (int k = 0; k < NLEN; k++) {
+		long_parks(len[k], true, KNEE_PARKS);
+		double m = median_of(lp_lat, KNEE_PARKS);
+		fprintf(stderr, "calibrate: park after %llu us, waker running: median %.1f us\n",
+			(unsigned long long)(len[k] / 1000), m / 1000);
+		if (k == 0)
+			base = m;
+		else if (m >= 2 * base && *after >= 1e6) {
+			*after = (double)len[k];
+			break;
+		}
+	}
+	long_parks(1000000, true, LONG_PARKS);
+	percentiles(lp_lat, LONG_PARKS, busy);
+	long_parks(1000000, false, LONG_PARKS);
+	percentiles(lp_lat, LONG_PARKS, idle);
+}
+
+/* How late a timed sleep of ns returns: percentiles over LONG_PARKS sleeps. */
+static void over_costs(uint64_t ns, double q[5])
+{
+	static double v[LONG_PARKS];
+	for (int i = 0; i < LONG_PARKS; i++) {
+		uint64_t t0 = sb_now_ns();
+		sb_exec_sleep_ns(ns);
+		v[i] = (double)(sb_now_ns() - t0 - ns);
+	}
+	percentiles(v, LONG_PARKS, q);
+}
+
+static void print_group(const char *name, const double q[5])
+{
+	static const char *const at[5] = { "p10", "p50", "p90", "p99", "p999" };
+	for (int k = 0; k < 5; k++)
+		printf("%s_%s %.1f\n", name, at[k], q[k]);
 }
 
 /* ---- a task whose memory left the cache ---- */
@@ -357,10 +474,17 @@ int main(void)
 	double cold, after;
 	cold_costs(&cold, &after);
 	printf("cold %.1f\ncold_after %.0f\n", cold, after);
-	double pq[5];
+	double pq[5], long_after, busy[5], idle[5], o100[5], o1ms[5];
 	park_percentiles(pq);
-	printf("park_p10 %.1f\npark_p50 %.1f\npark_p90 %.1f\npark_p99 %.1f\npark_p999 %.1f\n", pq[0], pq[1], pq[2],
-	       pq[3], pq[4]);
+	print_group("park", pq);
+	long_park_costs(&long_after, busy, idle);
+	printf("park_long_after %.0f\n", long_after);
+	print_group("park_busy", busy);
+	print_group("park_idle", idle);
+	over_costs(100000, o100);
+	over_costs(1000000, o1ms);
+	print_group("over_100us", o100);
+	print_group("over_1ms", o1ms);
 	urcu_memb_unregister_thread();
 	return 0;
 }

@@ -58,6 +58,9 @@ struct actor_state {
 	sg4::SemaphorePtr sem = sg4::Semaphore::create(0); /* parking */
 	sg4::ActorPtr actor;
 	double debt = 0; /* charged but not yet slept (see spend) */
+	double up_since = 0;   /* when it last came back from a park or a sleep: how long it has run */
+	bool by_timer = false; /* ... and whether a timer brought it back (a sleep's or a timeout's) */
+	int woken_as = -1;     /* the group its unpark chose for its way back (G_PARK_BUSY or _IDLE) */
 };
 
 /* Where a queued task was pushed, and when (in pushes): its pop or steal pays on that line, and
@@ -87,9 +90,16 @@ struct sim_state {
 	sg4::Host *host = nullptr;
 	unsigned cores = 0; /* 0: a core per actor (work is a delay); else work shares this many */
 	double busy = 0; /* simulated CPU time: every ns spent, none slept or parked */
-	bool park_spread = false; /* the table has park's percentiles: each park draws from them */
-	uint64_t park_rng = 0x9e3779b97f4a7c15ull; /* their draws: a fixed start, so a seed replays */
+	bool has[5] = {};   /* which of the optional percentile groups (spread_first) the table gives */
+	uint64_t rng = 0x9e3779b97f4a7c15ull; /* the draws from them: a fixed start, so a seed replays */
 };
+
+/* The optional groups of the cost table, each five consecutive costs: the 10th, 50th, 90th, 99th
+ * and 99.9th percentiles of one latency (core/exec.h). */
+enum { G_PARK, G_PARK_BUSY, G_PARK_IDLE, G_OVER_100US, G_OVER_1MS, NR_GROUPS };
+constexpr int spread_first[NR_GROUPS] = { SB_COST_PARK_P10, SB_COST_PARK_BUSY_P10, SB_COST_PARK_IDLE_P10,
+					   SB_COST_OVER_100US_P10, SB_COST_OVER_1MS_P10 };
+constexpr int SPREAD = 5;
 
 sim_state S;
 
@@ -153,6 +163,7 @@ int thread_start(struct sb_xthread *th, const char *name, void *(*fn)(void *), v
 	actor_state *self = switch_out();
 	a->actor = sg4::Actor::create(name, S.host, [a, fn, arg] {
 		sg4::Actor::self()->set_data(a);
+		a->up_since = sg4::Engine::get_clock();
 		switch_in(a);
 		fn(arg);
 	});
@@ -179,30 +190,64 @@ void drop_waiter(std::deque<actor_state *> &q, actor_state *a)
 		}
 }
 
-/* The way back from one park. With the table's percentiles (calibrate.c measures them over every
- * hand-off), a draw from the distribution they describe: linear between the 10th, 50th, 90th, 99th
- * and 99.9th percentiles, the 10th below and the 99.9th above them, so that one park in a hundred
- * pays the machine's tail (a halted virtual CPU, a preempted sleeper) and not only its median.
- * Without them, `park` each time. The draws come from one generator with a fixed start: the same
- * run replays the same costs. */
-static double park_cost()
+/* A uniform draw in [0, 1) from the one generator (xorshift64*) with a fixed start: the same run
+ * replays the same costs. */
+static double uniform()
 {
-	if (!S.park_spread)
-		return S.cost[SB_COST_PARK];
-	/* xorshift64*: a uniform u in [0, 1) */
-	uint64_t x = S.park_rng;
+	uint64_t x = S.rng;
 	x ^= x >> 12, x ^= x << 25, x ^= x >> 27;
-	S.park_rng = x;
-	double u = (double)((x * 0x2545f4914f6cdd1dull) >> 11) * 0x1.0p-53;
-	static const double at[] = { 0.10, 0.50, 0.90, 0.99, 0.999 };
-	static const int q[] = { SB_COST_PARK_P10, SB_COST_PARK_P50, SB_COST_PARK_P90, SB_COST_PARK_P99,
-				 SB_COST_PARK_P999 };
+	S.rng = x;
+	return (double)((x * 0x2545f4914f6cdd1dull) >> 11) * 0x1.0p-53;
+}
+
+/* The value at quantile u of the distribution a group's percentiles describe: between the 10th,
+ * 50th, 90th, 99th and 99.9th, the 10th below and the 99.9th above them, so that one draw in a
+ * hundred pays the machine's tail and not only its median. Between two percentiles the value is
+ * geometric (linear in its logarithm): a tail spans decades (a long park's 99th percentile is 87 us
+ * and its 99.9th 2.7 ms), and a straight line would put most of that gap's draws in milliseconds. */
+static double quantile(int g, double u)
+{
+	static const double at[SPREAD] = { 0.10, 0.50, 0.90, 0.99, 0.999 };
+	const double *q = &S.cost[spread_first[g]];
 	if (u <= at[0])
-		return S.cost[q[0]];
-	for (int i = 1; i < 5; i++)
-		if (u <= at[i])
-			return S.cost[q[i - 1]] + (S.cost[q[i]] - S.cost[q[i - 1]]) * (u - at[i - 1]) / (at[i] - at[i - 1]);
-	return S.cost[q[4]];
+		return q[0];
+	for (int i = 1; i < SPREAD; i++)
+		if (u <= at[i]) {
+			double f = (u - at[i - 1]) / (at[i] - at[i - 1]);
+			if (q[i - 1] > 0)
+				return q[i - 1] * std::pow(q[i] / q[i - 1], f);
+			return q[i - 1] + (q[i] - q[i - 1]) * f;
+		}
+	return q[SPREAD - 1];
+}
+
+/* The way back from a park that slept `slept` ns; `as` is what its waker was (see unpark). A short
+ * park is a hand-off (park_p*, or `park` without them); a long one draws from park_idle_* when its
+ * waker had just come back from a timer (a sleep's end: the machine idled) and from park_busy_*
+ * otherwise. sim/calibrate.c measures both; on the 2-core host the first is 3 us at the median and
+ * the second 78 us, and the workloads agree: in `wake`, the request thread back from its pause
+ * wakes a worker in 19 us on average (the worker's wake_ns), and that worker, back from a park,
+ * wakes the next in 86 us. */
+static double park_cost(double slept, int as)
+{
+	if (S.has[G_PARK_BUSY] && slept >= S.cost[SB_COST_PARK_LONG_AFTER] && as >= 0)
+		return quantile(as, uniform());
+	if (S.has[G_PARK])
+		return quantile(G_PARK, uniform());
+	return S.cost[SB_COST_PARK];
+}
+
+/* How late a timed sleep of ns returns: drawn from the 100 us and the 1 ms sleeps' percentiles at
+ * one quantile, interpolated between the two by log(ns) (the nearer one outside them); 0 when the
+ * table has none. */
+static double oversleep(double ns)
+{
+	if (!S.has[G_OVER_100US])
+		return 0;
+	double u = uniform(), x = std::log10(ns / 1e5);
+	x = x < 0 ? 0 : x > 1 ? 1 : x;
+	double a = quantile(G_OVER_100US, u);
+	return a + (quantile(G_OVER_1MS, u) - a) * x;
 }
 
 void park(SB_ATOMIC_U32 *addr, uint32_t val, uint64_t timeout_ns)
@@ -213,6 +258,7 @@ void park(SB_ATOMIC_U32 *addr, uint32_t val, uint64_t timeout_ns)
 	if (addr->load(std::memory_order_relaxed) != val)
 		return;
 	S.waiters[addr].push_back(a);
+	double parked_at = sg4::Engine::get_clock();
 	bool timed_out = false;
 	switch_out();
 	if (timeout_ns)
@@ -230,12 +276,21 @@ void park(SB_ATOMIC_U32 *addr, uint32_t val, uint64_t timeout_ns)
 			S.waiters.erase(it);
 	}
 	/* timed out, but an unpark took us off the queue meanwhile: its release is ours to eat */
+	bool woken = !timed_out || !queued;
 	if (timed_out && !queued) {
 		switch_out();
 		a->sem->acquire();
 		switch_in(a);
 	}
-	a->debt += park_cost();
+	/* The way back to running: time, not CPU time (the thread is not running until it ends),
+	 * so a sleep rather than a debt. An unpark's is the wake-up, a timeout's the timer's lateness. */
+	double back = woken ? park_cost(sg4::Engine::get_clock() - parked_at, a->woken_as)
+			    : oversleep((double)timeout_ns);
+	a->woken_as = -1;
+	if (back > 0)
+		sleep_ns(back);
+	a->up_since = sg4::Engine::get_clock();
+	a->by_timer = !woken;
 }
 
 void unpark(SB_ATOMIC_U32 *addr, int n)
@@ -251,9 +306,13 @@ void unpark(SB_ATOMIC_U32 *addr, int n)
 		if (it->second.empty())
 			S.waiters.erase(it);
 	}
+	actor_state *waker = me();
+	bool idle = waker->by_timer && sg4::Engine::get_clock() - waker->up_since < S.cost[SB_COST_PARK_LONG_AFTER];
 	actor_state *self = woken.empty() ? nullptr : switch_out();
-	for (actor_state *a : woken)
+	for (actor_state *a : woken) {
+		a->woken_as = idle ? G_PARK_IDLE : G_PARK_BUSY;
 		a->sem->release();
+	}
 	if (self)
 		switch_in(self);
 	if (!woken.empty())
@@ -347,9 +406,12 @@ void work(uint64_t ns)
 
 void sleep(uint64_t ns)
 {
-	spend(me(), 0);
+	actor_state *a = me();
+	spend(a, 0);
 	if (ns)
-		sleep_ns((double)ns);
+		sleep_ns((double)ns + oversleep((double)ns));
+	a->up_since = sg4::Engine::get_clock();
+	a->by_timer = ns > 0;
 }
 
 const struct sb_exec_ops sim_ops = {
@@ -423,24 +485,38 @@ int load_costs(const char *path, const char *const *policies, const char *policy
 		seen[k] = true;
 	}
 	fclose(f);
-	/* park's percentiles are optional, all five or none (older tables have none) */
-	int spread = 0;
-	for (int c = SB_COST_PARK_P10; c <= SB_COST_PARK_P999; c++)
-		spread += seen[c];
-	if (rc == 0 && spread && spread < SB_COST_PARK_P999 - SB_COST_PARK_P10 + 1) {
-		snprintf(err, errlen, "%s: park_p10, park_p50, park_p90, park_p99 and park_p999 go together: give all "
-			 "five or none", path);
-		rc = -EINVAL;
-	}
-	S.park_spread = spread > 0;
-	for (int c = SB_COST_PARK_P10; c <= SB_COST_PARK_P999; c++)
-		seen[c] = true;
-	for (int c = SB_COST_PARK_P10; rc == 0 && S.park_spread && c < SB_COST_PARK_P999; c++)
-		if (S.cost[c + 1] < S.cost[c]) {
-			snprintf(err, errlen, "%s: %s is below %s: percentiles cannot fall", path, sb_cost_names[c + 1],
-				 sb_cost_names[c]);
+	/* The percentile groups are optional (older tables have none), each all five or none, and a
+	 * long park's two groups come with park_long_after, the over-sleeps' two with each other. */
+	for (int g = 0; g < NR_GROUPS; g++) {
+		int n = 0;
+		for (int i = 0; i < SPREAD; i++)
+			n += seen[spread_first[g] + i];
+		S.has[g] = n > 0;
+		if (rc == 0 && n && n < SPREAD) {
+			snprintf(err, errlen, "%s: %s .. %s go together: give all five percentiles or none", path,
+				 sb_cost_names[spread_first[g]], sb_cost_names[spread_first[g] + SPREAD - 1]);
 			rc = -EINVAL;
 		}
+		for (int i = 1; rc == 0 && S.has[g] && i < SPREAD; i++)
+			if (S.cost[spread_first[g] + i] < S.cost[spread_first[g] + i - 1]) {
+				snprintf(err, errlen, "%s: %s is below %s: percentiles cannot fall", path,
+					 sb_cost_names[spread_first[g] + i], sb_cost_names[spread_first[g] + i - 1]);
+				rc = -EINVAL;
+			}
+		for (int i = 0; i < SPREAD; i++)
+			seen[spread_first[g] + i] = true;
+	}
+	bool long_after = seen[SB_COST_PARK_LONG_AFTER];
+	if (rc == 0 && (S.has[G_PARK_BUSY] != long_after || S.has[G_PARK_IDLE] != long_after)) {
+		snprintf(err, errlen, "%s: park_long_after, park_busy_* and park_idle_* go together: give all eleven or none",
+			 path);
+		rc = -EINVAL;
+	}
+	if (rc == 0 && S.has[G_OVER_100US] != S.has[G_OVER_1MS]) {
+		snprintf(err, errlen, "%s: over_100us_* and over_1ms_* go together: give all ten or none", path);
+		rc = -EINVAL;
+	}
+	seen[SB_COST_PARK_LONG_AFTER] = true;
 	for (int c = 0; rc == 0 && c < SB_NR_COSTS; c++)
 		if (!seen[c]) {
 			snprintf(err, errlen, "%s: cost '%s' is missing", path, sb_cost_names[c]);
@@ -512,8 +588,11 @@ extern "C" uint64_t sb_sim_cpu_ns(void)
 
 extern "C" double sb_sim_cost(enum sb_cost c)
 {
-	/* park's percentiles that the table does not give: not a cost of 0 (meta.json writes null) */
-	if (c >= SB_COST_PARK_P10 && c <= SB_COST_PARK_P999 && !S.park_spread)
+	/* optional costs the table does not give: not a cost of 0 (meta.json writes null) */
+	for (int g = 0; g < NR_GROUPS; g++)
+		if (c >= spread_first[g] && c < spread_first[g] + SPREAD && !S.has[g])
+			return NAN;
+	if (c == SB_COST_PARK_LONG_AFTER && !S.has[G_PARK_BUSY])
 		return NAN;
 	return S.cost[c];
 }
