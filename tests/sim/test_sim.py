@@ -34,6 +34,14 @@ What is asserted:
                 jobs) a job p99 over ten times the one without percentiles, and two runs of one seed
                 the same jobs; a table with some of the five and not all, or with percentiles that
                 fall, is refused (exit 2, one line); without them meta.json records them as null
+  long_parks    a long park's way back depends on its waker, and a timed sleep returns late: with a
+                lateness of 1 ms in the table a request thread pausing 100 us submits under a third of
+                the jobs it does without; a worker woken by the request thread back from its pause
+                pays park_idle_* (job p50 at least 1 ms with it at 1 ms, under 100 us with park_busy_*
+                there instead), a worker woken by another worker pays park_busy_* (its mean wake-up
+                at least 0.5 ms); the draws replay; a table with part of a group, park_busy_*
+                without park_long_after, one lateness group without the other, or percentiles that
+                fall is refused (exit 2, one line); meta.json records the groups, null when absent
   bad input     an unknown executor, an unusable cost file, a cost for a policy that does not
                 exist (push@stealng) and a table without the run's policy's per-task cost (no
                 push@stealing: it would be charged the bare deque push): exit 2, one line naming
@@ -126,7 +134,9 @@ def determinism(sb, tmp):
     check(summary(a)["jobs"] > 100, f"determinism: the run did work ({summary(a)['jobs']} jobs)")
     with open(os.path.join(a, "meta.json")) as f:
         ex = json.load(f)["executor"]
-    check(ex.get("name") == "sim" and "workers" in ex.get("platform", "") and len(ex.get("costs_ns", {})) == 18,
+    names = ex.get("costs_ns", {})
+    check(ex.get("name") == "sim" and "workers" in ex.get("platform", "") and len(names) == 39
+          and all(k in names for k in ("push", "park_p999", "park_long_after", "park_idle_p50", "over_1ms_p999")),
           f"determinism: meta.json records executor, platform and costs ({ex})")
 
 
@@ -227,9 +237,21 @@ def cold(sb, tmp):
     check(0 <= lifo < fifo / 50, f"cold: LIFO fork-join has few tasks that old (extra {lifo:.6f} s against FIFO's {fifo:.6f} s)")
 
 
-def park_spread(sb, tmp):
+OPTIONAL = ("park_p", "park_long_after", "park_busy_", "park_idle_", "over_100us_", "over_1ms_")
+
+
+def base_table(sb):
+    """This machine's table without the optional groups, which each test adds as it needs."""
     with open(table(sb)) as f:
-        base = "".join(ln for ln in f if not ln.startswith("park_p"))
+        return "".join(ln for ln in f if not ln.startswith(OPTIONAL))
+
+
+def group(name, ns):
+    return "".join(f"{name}_{q} {ns}\n" for q in ("p10", "p50", "p90", "p99", "p999"))
+
+
+def park_spread(sb, tmp):
+    base = base_table(sb)
     tables = {"none": "", "tail": "park_p10 1000\npark_p50 1000\npark_p90 1000\npark_p99 1000000\npark_p999 1000000\n",
               "some": "park_p10 1000\npark_p50 1000\n",
               "falls": "park_p10 1000\npark_p50 1000\npark_p90 900\npark_p99 1000000\npark_p999 1000000\n"}
@@ -259,6 +281,67 @@ def park_spread(sb, tmp):
         p = run(sb, args + ["--sim-costs", paths[k]], out)
         check(p.returncode == 2 and p.stderr.count("\n") == 1 and want in p.stderr and not os.path.exists(out),
               f"park_spread: a table whose percentiles {k} is refused ({p.returncode}: {p.stderr.strip()})")
+
+
+def long_parks(sb, tmp):
+    base = base_table(sb)
+    # every percentile one value, so a run's figure shows which group each park or sleep drew from
+    tables = {"none": "",
+              "over": group("over_100us", 1000000) + group("over_1ms", 1000000),
+              "idle-slow": "park_long_after 1000\n" + group("park_busy", 1000) + group("park_idle", 1000000),
+              "busy-slow": "park_long_after 1000\n" + group("park_busy", 1000000) + group("park_idle", 1000),
+              "some": "park_long_after 1000\n" + group("park_busy", 1000) + "park_idle_p10 1000\n",
+              "no-after": group("park_busy", 1000) + group("park_idle", 1000),
+              "one-over": group("over_100us", 1000),
+              "falls": "park_long_after 1000\n" + group("park_busy", 1000)
+              + "park_idle_p10 1000\npark_idle_p50 900\npark_idle_p90 1000\npark_idle_p99 1000\npark_idle_p999 1000\n"}
+    paths = {}
+    for k, extra in tables.items():
+        paths[k] = os.path.join(tmp, f"costs-long-{k}.txt")
+        with open(paths[k], "w") as g:
+            g.write(base + extra)
+    # one request thread pausing 100 us (exponential) before each job: a 1 ms lateness per pause
+    # is most of a job's cycle
+    one = ["--policy", "stealing", "--workload", "wake", "--set", "clients=1", "--set", "gap_us=100",
+           "--set", "from_task_pct=0", "-d", "0.3", "--warmup", "0.05"]
+    res = {}
+    for k, threads, d in (("none", 1, "none"), ("over", 1, "over"), ("over", 1, "over2"),
+                          ("idle-slow", 1, "idle-slow"), ("busy-slow", 1, "busy-slow"),
+                          ("idle-slow", 2, "idle-slow-2"), ("busy-slow", 2, "busy-slow-2")):
+        out = os.path.join(tmp, "long-" + d)
+        p = run(sb, one + ["--threads", str(threads), "--sim-costs", paths[k]], out)
+        check(p.returncode == 0, f"long_parks {d}: exits 0 ({p.returncode}: {p.stderr.strip()[:300]})")
+        if p.returncode:
+            return
+        s = summary(out)
+        w = s["counters"]["workers"]
+        res[d] = {"jobs": s["jobs"], "p50": s["all"]["p50"], "rows": read(os.path.join(out, "jobs.csv")),
+                  "wake": [x["wake_ns"] / x["woken"] if x["woken"] else None for x in w]}
+        with open(os.path.join(out, "meta.json")) as f:
+            c = json.load(f)["executor"]["costs_ns"]
+        want = {"none": (None, None), "over": (1000000, None), "idle-slow": (None, 1000000),
+                "busy-slow": (None, 1000)}[k]
+        check((c.get("over_1ms_p50", "absent"), c.get("park_idle_p50", "absent")) == want,
+              f"long_parks {d}: meta.json's over_1ms_p50 and park_idle_p50 are {want}")
+    check(res["over"]["jobs"] * 3 < res["none"]["jobs"],
+          f"long_parks: a timed sleep returning 1 ms late cuts the jobs of 100 us pauses ({res['none']['jobs']} -> "
+          f"{res['over']['jobs']})")
+    check(res["over"]["rows"] == res["over2"]["rows"], "long_parks: the lateness draws replay: one seed, the same jobs")
+    # the request thread is back from its pause (a timer) when it wakes the worker: park_idle_*
+    check(res["idle-slow"]["p50"] >= 1000000 > 100000 > res["busy-slow"]["p50"],
+          f"long_parks: a worker woken by a thread back from a timer pays park_idle (job p50 "
+          f"{res['idle-slow']['p50']} ns with it at 1 ms, {res['busy-slow']['p50']} ns with park_busy at 1 ms)")
+    # at 2 workers the woken worker wakes the other one before it runs the task: a waker back from a
+    # park, so that wake-up pays park_busy (the per-worker wake_ns says which)
+    most = {d: max(x for x in res[d]["wake"] if x is not None) for d in ("idle-slow-2", "busy-slow-2")}
+    check(most["busy-slow-2"] >= 500000 and res["busy-slow-2"]["p50"] < 100000,
+          f"long_parks: a worker woken by a worker pays park_busy (largest mean wake {most['busy-slow-2']:.0f} ns), "
+          f"the request's own wake-up park_idle (job p50 {res['busy-slow-2']['p50']} ns)")
+    for k, want in (("some", "go together"), ("no-after", "all eleven"), ("one-over", "all ten"), ("falls", "cannot fall")):
+        out = os.path.join(tmp, f"long-{k}")
+        p = run(sb, one + ["--threads", "1", "--sim-costs", paths[k]], out)
+        check(p.returncode == 2 and p.stderr.count("\n") == 1 and want in p.stderr and not os.path.exists(out),
+              f"long_parks: a table whose groups are '{k}' is refused ({p.returncode}: {p.stderr.strip()})")
 
 
 def bad_input(sb, tmp):
@@ -423,7 +506,7 @@ def main():
     ap.add_argument("--schedbed", required=True)
     ap.add_argument("--only", choices=["determinism", "accounting", "agreement", "progress", "costs",
                                            "bad_input", "table", "validate", "speedup_split", "cold", "shared_cores",
-                                           "park_spread"])
+                                           "park_spread", "long_parks"])
     a = ap.parse_args()
     sb = os.path.abspath(a.schedbed)
     tmp = tempfile.mkdtemp(prefix="schedbed-sim-")
@@ -431,7 +514,7 @@ def main():
         for name, fn in (("determinism", determinism), ("accounting", accounting), ("agreement", agreement),
                          ("progress", progress), ("costs", costs), ("bad_input", bad_input), ("table", own_table),
                          ("validate", validate), ("speedup_split", speedup_split), ("cold", cold), ("shared_cores", shared_cores),
-                         ("park_spread", park_spread)):
+                         ("park_spread", park_spread), ("long_parks", long_parks)):
             if not a.only or a.only == name:
                 fn(sb, tmp)
     finally:
