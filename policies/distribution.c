@@ -28,6 +28,9 @@
  * one LTQ or in the hands of exactly one worker, because a hand-off is a steal followed by a
  * push. No task is stranded: see (i-3) and (ii-2) below, where the memo's two races are.
  *
+ * The busy loop (i-2) pauses once per round, as every idle round of the core does (one `pause`,
+ * core/worker.c); busy_pause adds that many more, the memo's question of an mm_pause there.
+ *
  * Limits. The distributor spins while any worker is active (as the memo says); a hand-off goes
  * to one deactivated worker at a time; with steal_half the extras stay with the distributor,
  * which then leaves the mode to run them (dedicated: runs them as the distributor).
@@ -45,6 +48,9 @@ static const struct sb_param distribution_param_table[] = {
 		      "who distributes: the first idle worker to enter the mode, or worker 0 for the whole run"),
 	SB_PARAM_INT(P, distributor_poll_us, 1000, 0, 60000000,
 		     "dedicated: longest sleep of worker 0 while no worker is active; 0 = worker_suspend_timeout"),
+	SB_PARAM_INT(P, busy_pause, 0, 0, 1000000,
+		     "(i-2): pause instructions in each empty round of the mode's busy loop, beyond the one every "
+		     "idle round ends with (memo 001's mm_pause question)"),
 	SB_PARAM_END,
 };
 #undef P
@@ -70,6 +76,7 @@ static int distribution_create(struct sb_rt *rt, const void *params, void **stat
 	d->n = n;
 	d->dedicated = p->distributor == DIST_DEDICATED && n > 1;
 	d->poll_us = (uint64_t)p->distributor_poll_us;
+	d->busy_pause = (uint64_t)p->busy_pause;
 	/* dedicated: worker 0 is in the mode before any worker asks for work, and never leaves */
 	atomic_init(&d->distributor, d->dedicated ? 0 : NOBODY);
 	atomic_init(&d->in_mode, d->dedicated ? 1 : 0);
@@ -96,6 +103,7 @@ static void distribution_stats(void *st, sb_stat_emit_fn emit, void *ctx)
 	emit(ctx, "distributor_ran", (double)atomic_load_explicit(&d->nr_ran, memory_order_relaxed));
 	emit(ctx, "exits_none_active", (double)atomic_load_explicit(&d->nr_none_active, memory_order_relaxed));
 	emit(ctx, "distributor_overlaps", (double)atomic_load_explicit(&d->nr_overlap, memory_order_relaxed));
+	emit(ctx, "busy_rounds", (double)atomic_load_explicit(&d->nr_busy, memory_order_relaxed));
 }
 
 static const char *const distribution_paths[] = { "handoffs", NULL };

@@ -13,6 +13,7 @@ struct distribution_params {
 	struct ws_params ws;
 	int distributor; /* DIST_* */
 	int64_t distributor_poll_us;
+	int64_t busy_pause;
 };
 
 #define NOBODY (-1)
@@ -35,11 +36,13 @@ struct distribution {
 	unsigned n;
 	bool dedicated;
 	uint64_t poll_us;
+	uint64_t busy_pause; /* pause instructions per (i-2) round beyond the core's one */
 	struct dist_worker *w;
 	_Alignas(SB_CACHELINE) _Atomic int distributor; /* worker in the mode, or NOBODY */
 	_Atomic int in_mode;                            /* workers between enter and leave */
 	_Atomic uint64_t nr_enter, nr_exit, nr_handoff, nr_ran, nr_overlap;
 	_Atomic uint64_t nr_none_active; /* (i-3) exits: the windows of the memo's first race */
+	_Atomic uint64_t nr_busy;        /* (i-2) rounds: the busy loop's length */
 };
 
 static inline void count(_Atomic uint64_t *c)

@@ -151,6 +151,9 @@ struct sb_task *distribution_idle(void *st, unsigned self, struct sb_idle *out)
 	}
 	if (others_active(d, self)) {
 		/* (i-2): another worker is active and may spawn; keep looking (the busy loop) */
+		count(&d->nr_busy);
+		for (uint64_t i = 0; i < d->busy_pause; i++)
+			sb_cpu_relax();
 		out->stay_awake = true;
 		return NULL;
 	}

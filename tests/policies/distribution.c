@@ -67,6 +67,8 @@ ParameterizedTestParameters(family, distribution_loses_nothing)
 	static struct t_case cases[] = {
 		{ "distribution", { "distributor=mode", "use_preferred_worker_for_current_thread=true" } },
 		{ "distribution", { "distributor=mode", "use_preferred_worker_for_current_thread=false" } },
+		/* a slow busy loop (memo 001's mm_pause): the distributor looks less often, loses nothing */
+		{ "distribution", { "distributor=mode", "busy_pause=10000" } },
 		{ "distribution", { "distributor=dedicated", "use_preferred_worker_for_current_thread=true" } },
 		{ "distribution", { "distributor=dedicated", "use_preferred_worker_for_current_thread=false" } },
 	};
