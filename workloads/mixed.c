@@ -14,6 +14,12 @@
  * priority and per-job concurrency, which only the priority policy reads (memo 004: a count(*)
  * that should not wait behind compactions).
  *
+ * Partial processing (memo 002: DuckDB's scheduler_process_partial, a task run in slices that
+ * reports "not finished" and goes back to the queue): with heavy_slice_us > 0 each heavy process
+ * task returns SB_YIELD after that much work (wl_spend) and is submitted again through the policy
+ * with what is left, so light jobs queued meanwhile get their turn (the global policy queues it
+ * behind them, as DuckDB's one queue does).
+ *
  * Cancellation by handle (memo 004: Nebula's KILL marks the job and leaves its queue alone):
  * heavy_cancel percent of the heavy jobs are cancelled by their client cancel_after_us after
  * it submitted them (sb_job_cancel). They form their own class, heavy_cancelled, so their
@@ -51,6 +57,7 @@ struct mixed_params {
 	int64_t heavy_concurrency;
 	int64_t heavy_cancel;
 	int64_t cancel_after_us;
+	int64_t heavy_slice_us;
 };
 
 #define P struct mixed_params
@@ -70,6 +77,9 @@ static const struct sb_param mixed_param_table[] = {
 	SB_PARAM_INT(P, heavy_concurrency, 0, 0, 1024, "workers one heavy job may use at once (priority policy); 0 = its default"),
 	SB_PARAM_INT(P, heavy_cancel, 0, 0, 100, "percent of heavy jobs their client cancels (class heavy_cancelled; memo 004)"),
 	SB_PARAM_INT(P, cancel_after_us, 500, 0, 60000000, "time from a cancelled heavy job's submission to its cancel, us"),
+	SB_PARAM_INT(P, heavy_slice_us, 0, 0, 60000000,
+		     "partial processing (memo 002): a heavy process task yields after this much work and is queued "
+		     "again with the rest; 0 = runs to its end"),
 	SB_PARAM_END,
 };
 #undef P
@@ -99,6 +109,8 @@ static void heavy(struct wl_client *c, struct mixed *m)
 		for (unsigned i = 0; i < d->nproc; i++)
 			d->proc_ns[i] = wl_cost(&c->rng, m->p.dist, (double)m->p.process_ns);
 		d->exchange_ns = wl_cost(&c->rng, m->p.dist, (double)m->p.exchange_ns);
+		d->yields = m->p.heavy_slice_us > 0;
+		d->yield_ns = (uint64_t)m->p.heavy_slice_us * 1000;
 		/* drawn only when cancelling is on, so that heavy_cancel=0 leaves every other draw as before */
 		bool cancel = m->p.heavy_cancel && wl_rng_unit(&c->rng) * 100 < (double)m->p.heavy_cancel;
 		struct sb_job *j = new_job(c, cancel ? C_CANCELLED : C_HEAVY, SB_WL_AGGREGATE, m->p.heavy_priority,

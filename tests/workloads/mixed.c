@@ -41,3 +41,23 @@ ParameterizedTest(struct sb_tpol *pol, workloads, mixed_cancel, .timeout = 60)
 	o.wc.jobs_failed = 0; /* the rest of the accounting, with the cancelled ones allowed */
 	t_reconcile("mixed with cancels", pol->name, &o);
 }
+
+/*
+ * Partial processing (memo 002, DuckDB's scheduler_process_partial): with heavy_slice_us=20 each
+ * 100 us heavy task yields after a slice and is queued again with the rest. Every policy runs
+ * each task to its end exactly once (runs - yields == tasks created, t_reconcile), and the
+ * slices show as yields: at least one per heavy task, since every one is longer than a slice.
+ */
+SB_POLICY_PARAMS(workloads, mixed_partial)
+ParameterizedTest(struct sb_tpol *pol, workloads, mixed_partial, .timeout = 60)
+{
+	static const char *const sets[] = { "light_clients=2", "heavy_clients=1", "partitions=4", "process_ns=100000",
+					    "dist=fixed", "light_think_us=0", "heavy_share=100", "heavy_slice_us=20", NULL };
+	struct t_out o;
+	t_workload(pol->name, "mixed", sets, 3, 30, &o);
+	t_reconcile("mixed with partial processing", pol->name, &o);
+	uint64_t heavy = o.wl_class[t_cls("mixed", "heavy")];
+	cr_assert_gt(heavy, 0);
+	cr_assert_geq(o.core[SB_C_YIELD], heavy * 4, "%s: %llu yields for %llu heavy jobs of 4 tasks of 100 us",
+		      pol->name, (unsigned long long)o.core[SB_C_YIELD], (unsigned long long)heavy);
+}
