@@ -203,8 +203,10 @@ static double uniform()
 /* The value at quantile u of the distribution a group's percentiles describe: between the 10th,
  * 50th, 90th, 99th and 99.9th, the 10th below and the 99.9th above them, so that one draw in a
  * hundred pays the machine's tail and not only its median. Between two percentiles the value is
- * geometric (linear in its logarithm): a tail spans decades (a long park's 99th percentile is 87 us
- * and its 99.9th 2.7 ms), and a straight line would put most of that gap's draws in milliseconds. */
+ * geometric (linear in its logarithm) for the groups added with the long parks: their tails span
+ * decades (a long park's 99th percentile is 0.1 ms and its 99.9th 2.8 ms), and a straight line
+ * would put most of that gap's draws in milliseconds. park_p* stays linear, as the runs made with
+ * it were drawn (its tail spans 5x). */
 static double quantile(int g, double u)
 {
 	static const double at[SPREAD] = { 0.10, 0.50, 0.90, 0.99, 0.999 };
@@ -214,7 +216,7 @@ static double quantile(int g, double u)
 	for (int i = 1; i < SPREAD; i++)
 		if (u <= at[i]) {
 			double f = (u - at[i - 1]) / (at[i] - at[i - 1]);
-			if (q[i - 1] > 0)
+			if (g != G_PARK && q[i - 1] > 0)
 				return q[i - 1] * std::pow(q[i] / q[i - 1], f);
 			return q[i - 1] + (q[i] - q[i - 1]) * f;
 		}
@@ -282,13 +284,23 @@ void park(SB_ATOMIC_U32 *addr, uint32_t val, uint64_t timeout_ns)
 		a->sem->acquire();
 		switch_in(a);
 	}
-	/* The way back to running: time, not CPU time (the thread is not running until it ends),
-	 * so a sleep rather than a debt. An unpark's is the wake-up, a timeout's the timer's lateness. */
-	double back = woken ? park_cost(sg4::Engine::get_clock() - parked_at, a->woken_as)
-			    : oversleep((double)timeout_ns);
+	/* The way back to running. With the long parks' groups it is a wait before the woken actor
+	 * does anything (as a debt, its first action would be stamped at the wake and a wake-up
+	 * would never show in a latency): an unpark's is the wake-up, a timeout's the timer's
+	 * lateness. Without them, as tables before them had it (so that their runs replay): a debt
+	 * of a hand-off's park for every return, a timeout's too, unless the table has a timer's
+	 * lateness for the timeout. */
+	double slept = sg4::Engine::get_clock() - parked_at;
+	if (S.has[G_PARK_BUSY]) {
+		double back = woken ? park_cost(slept, a->woken_as) : oversleep((double)timeout_ns);
+		if (back > 0)
+			sleep_ns(back);
+	} else if (!woken && S.has[G_OVER_100US]) {
+		sleep_ns(oversleep((double)timeout_ns));
+	} else {
+		a->debt += park_cost(slept, -1);
+	}
 	a->woken_as = -1;
-	if (back > 0)
-		sleep_ns(back);
 	a->up_since = sg4::Engine::get_clock();
 	a->by_timer = !woken;
 }
