@@ -75,6 +75,13 @@ struct line_state {
 	int owner = -1;     /* worker that used it last */
 };
 
+/* The optional groups of the cost table, each five consecutive costs: the 10th, 50th, 90th, 99th
+ * and 99.9th percentiles of one latency (core/exec.h). */
+enum { G_PARK, G_PARK_BUSY, G_PARK_IDLE, G_OVER_100US, G_OVER_1MS, NR_GROUPS };
+constexpr int spread_first[NR_GROUPS] = { SB_COST_PARK_P10, SB_COST_PARK_BUSY_P10, SB_COST_PARK_IDLE_P10,
+					   SB_COST_OVER_100US_P10, SB_COST_OVER_1MS_P10 };
+constexpr int SPREAD = 5;
+
 struct sim_state {
 	double cost[SB_NR_COSTS] = {};
 	/* "NAME@POLICY" lines of the cost file, applied by topology() once the policy is known */
@@ -90,16 +97,9 @@ struct sim_state {
 	sg4::Host *host = nullptr;
 	unsigned cores = 0; /* 0: a core per actor (work is a delay); else work shares this many */
 	double busy = 0; /* simulated CPU time: every ns spent, none slept or parked */
-	bool has[5] = {};   /* which of the optional percentile groups (spread_first) the table gives */
+	bool has[NR_GROUPS] = {}; /* which optional percentile groups (spread_first) the table gives */
 	uint64_t rng = 0x9e3779b97f4a7c15ull; /* the draws from them: a fixed start, so a seed replays */
 };
-
-/* The optional groups of the cost table, each five consecutive costs: the 10th, 50th, 90th, 99th
- * and 99.9th percentiles of one latency (core/exec.h). */
-enum { G_PARK, G_PARK_BUSY, G_PARK_IDLE, G_OVER_100US, G_OVER_1MS, NR_GROUPS };
-constexpr int spread_first[NR_GROUPS] = { SB_COST_PARK_P10, SB_COST_PARK_BUSY_P10, SB_COST_PARK_IDLE_P10,
-					   SB_COST_OVER_100US_P10, SB_COST_OVER_1MS_P10 };
-constexpr int SPREAD = 5;
 
 sim_state S;
 
@@ -226,8 +226,8 @@ static double quantile(int g, double u)
 /* The way back from a park that slept `slept` ns; `as` is what its waker was (see unpark). A short
  * park is a hand-off (park_p*, or `park` without them); a long one draws from park_idle_* when its
  * waker had just come back from a timer (a sleep's end: the machine idled) and from park_busy_*
- * otherwise. sim/calibrate.c measures both; on the 2-core host the first is 3 us at the median and
- * the second 78 us, and the workloads agree: in `wake`, the request thread back from its pause
+ * otherwise. sim/calibrate.c measures both; on the 2-core host the first is 7 us at the median and
+ * the second 79 us, and the workloads agree: in `wake`, the request thread back from its pause
  * wakes a worker in 19 us on average (the worker's wake_ns), and that worker, back from a park,
  * wakes the next in 86 us. */
 static double park_cost(double slept, int as)
