@@ -3,8 +3,9 @@
 
     validate_sim.py expand --out DIR [--threads 1,2,..] [--policies a,b] [--cells a,b] [--reps N]
                            [--duration S] [--warmup S] [--seed N] [--executors native,sim] [--sim-costs FILE]
+                           [--sim-cores N]
     validate_sim.py run [expand's options] [--jobs N] [--allow-dirty] [--retry-failed] [--native DIR2]
-    validate_sim.py report DIR [--native DIR2[,DIR3..]] [--partial]  (run: make validate-sim)
+    validate_sim.py report DIR [--native DIR2[,DIR3..]|RUNS.csv[.xz]] [--partial]  (run: make validate-sim)
 
 The cells are sweeps/validate/sim.json: each workload configuration (oltp closed and open loop
 at three rates per worker, forkjoin with the own queue FIFO and LIFO, tiny, wake, mixed,
@@ -24,7 +25,9 @@ seeds, then the median over policies of each error's size), the cells within tar
 (throughput 15%, p99 25%), then every cell, and oltp's p99 per job class. --native takes the
 native half from other validation directories (a second simulated half against the same
 native runs: a model change compared on equal terms; or a native half made in two calls of a
-lent machine, several directories, comma-separated, one machine).
+lent machine, several directories, comma-separated, one machine; or a committed runs.csv[.xz],
+whose native rows are taken). --sim-cores N gives the simulated runs N cores that every thread
+shares (schedbed's --sim-cores), as the native machine's threads share its cores.
 """
 import argparse
 import csv
@@ -106,6 +109,8 @@ def expand(a):
             "or name one with --sim-costs FILE")
     o = {"reps": a.reps or desc.get("reps", 3), "noise_reps": None, "seed": a.seed,
          "duration": a.duration or desc.get("duration"), "warmup": a.warmup if a.warmup is not None else desc.get("warmup")}
+    if a.sim_cores is not None and a.sim_cores < 1:
+        die(f"--sim-cores {a.sim_cores}: give the simulated machine's core count, 1 or more")
     if o["reps"] < 3:
         die(f"--reps {o['reps']}: a cell needs at least 3 seeds")
     lines = []
@@ -119,7 +124,10 @@ def expand(a):
                     sets = list(c.get("set", []))
                     if "rate_per_worker" in c:
                         sets.append(f"rate={c['rate_per_worker'] * t:g}")
-                    args = ["--threads", str(t)] + (["--executor", "sim", "--sim-costs", costs] if ex == "sim" else [])
+                    args = ["--threads", str(t)]
+                    if ex == "sim":
+                        args += ["--executor", "sim", "--sim-costs", costs] + \
+                            (["--sim-cores", str(a.sim_cores)] if a.sim_cores else [])
                     configs.append({"label": f"{c['name']} {p} {t}w {ex}", "policy": p, "workload": c["workload"],
                                     "set": sets, "args": args})
                     tags.append({"cell": c["name"], "threads": t, "executor": ex})
@@ -196,7 +204,10 @@ def fmt_err(e):
 
 def load_rows(d, partial=False):
     """runs.csv's rows (collect refuses an unfinished sweep); with partial, the finished runs alone,
-    read from their result directories, and a line saying how many are left out."""
+    read from their result directories, and a line saying how many are left out. d may be a
+    runs.csv or runs.csv.xz itself (a committed validation's rows)."""
+    if os.path.isfile(d):
+        return [{k: "" if v is None else v for k, v in r.items()} for r in sbcollect.read_rows(d)]
     if not partial:
         path, _ = sbcollect.collect(d)
         with open(path) as f:
@@ -216,8 +227,10 @@ def load_rows(d, partial=False):
 
 
 def load_summary(d):
+    # a committed validation keeps its native half's samples as load-native.json beside runs.csv.xz
+    path = os.path.join(os.path.dirname(d), "load-native.json") if os.path.isfile(d) else os.path.join(d, "load.json")
     try:
-        with open(os.path.join(d, "load.json")) as f:
+        with open(path) as f:
             s = [x[1] for x in json.load(f)["samples"]]
         return f"load average (1 min) while it ran: min {min(s):.1f}, median {statistics.median(s):.1f}, max {max(s):.1f}"
     except (OSError, ValueError, KeyError):
@@ -271,11 +284,13 @@ def report(d, native_dir, partial=False):
         die(f"{d}: no cell has both a native and a simulated run")
     metas = [r for r in rows if r["executor"] == "sim"][:1]
     costs = metas[0]["args"].split("--sim-costs ")[1].split()[0] if metas else "?"
+    shared = metas[0]["args"].split("--sim-cores ")[1].split()[0] if metas and "--sim-cores " in metas[0]["args"] else None
     shas = sorted({r["git_sha"] for r in rows})
     machine = machines.one_machine([r for r in rows if r["executor"] == "native"], f"validate-sim {d}")
     seeds = sorted({m["seeds"] for m in med.values()})
     lines = [f"# Simulator validation: {d}" + (" (partial: unfinished runs left out)" if partial else ""), "",
-             f"Native runs on {machine}; cost table {costs}; commits {', '.join(shas)}; native runs: "
+             f"Native runs on {machine}; cost table {costs}; "
+             f"{f'{shared} simulated cores shared by every thread' if shared else 'a simulated core per thread'}; commits {', '.join(shas)}; native runs: "
              f"{'; '.join(load_summary(nd) for nd in natives or [d])}.",
              f"Errors are the simulator's, signed, in percent of the native figure (median over "
              f"{'-'.join(map(str, seeds[::max(1, len(seeds) - 1)]))} seeds per cell); a cell is within target at "
@@ -374,14 +389,17 @@ def main():
         p.add_argument("--seed", type=int, default=1)
         p.add_argument("--executors", default="native,sim")
         p.add_argument("--sim-costs", help="default: sim/costs-MACHINE.txt of the machine that expands")
+        p.add_argument("--sim-cores", type=int, help="simulated cores every thread shares (default: a core per thread)")
         if name == "run":
             p.add_argument("--jobs", type=int, help="runs at once for the simulated half; the native runs (timing runs) stay one at a time")
             p.add_argument("--allow-dirty", action="store_true", help="run from a changed tree, every result marked")
             p.add_argument("--retry-failed", action="store_true", help="rerun the runs that failed or were cut off")
-            p.add_argument("--native", help="report against this directory's native runs (with --executors sim)")
+            p.add_argument("--native", help="report against this directory's (or runs.csv[.xz]'s) native runs "
+                           "(with --executors sim)")
     r = sub.add_parser("report")
     r.add_argument("dir")
-    r.add_argument("--native", help="take the native runs from these validation directories (comma-separated)")
+    r.add_argument("--native", help="take the native runs from these validation directories, or a committed "
+                   "runs.csv[.xz] (comma-separated)")
     r.add_argument("--partial", action="store_true", help="the finished runs alone (collect refuses an unfinished sweep)")
     a = ap.parse_args()
     if a.cmd == "report":
