@@ -110,6 +110,11 @@ enum sb_cost {
 	SB_COST_OVER_1MS_P90,
 	SB_COST_OVER_1MS_P99,
 	SB_COST_OVER_1MS_P999,
+	/* How long a thread keeps a core that another runnable thread waits for (the OS scheduler's
+	 * time slice; a thread woken from a park or a sleep takes a core at once). Optional; with it,
+	 * a run that shares its cores (--sim-cores) hands them out in slices; without it SimGrid
+	 * shares them evenly among the threads executing at once. */
+	SB_COST_SLICE,
 	SB_NR_COSTS
 };
 extern const char *const sb_cost_names[SB_NR_COSTS];

@@ -77,7 +77,7 @@ void bench_usage_run(FILE *f)
 	      "      --sim-costs FILE   the simulator's cost table (default: sim/costs-MACHINE.txt, this machine's)\n"
 	      "      --sim-cores N      the simulated machine has N cores that every thread (workers, clients)\n"
 	      "                         shares, as on a machine with fewer cores than threads (default 0:\n"
-	      "                         a core per thread)\n"
+	      "                         a core per thread; in time slices where the cost table gives `slice`)\n"
 	      "      --dry-run          check the command line and every parameter, run nothing\n"
 	      "  -q, --quiet            no progress lines\n"
 	      "  -h, --help             this text\n"

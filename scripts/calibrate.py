@@ -172,6 +172,8 @@ def main():
         "# as comments (measured, not charged): with them the 2-core validation lost more than it gained.",
         "# over_100us_*, over_1ms_*: how late 1000 timed sleeps of 100 us and of 1 ms returned; a simulated",
         "# sleep or timed park's timeout returns that late (interpolated by its length).",
+        "# slice: the median turn of two threads spinning on one CPU (1 s): with it, a run that shares its",
+        "# cores (--sim-cores) hands them out in slices, a woken thread taking a core at once.",
         f"# push@POLICY: CPU time per task of a 1-worker chain with no work (the CPU {CHAINS[1]} tasks take",
         f"# beyond {CHAINS[0]}, over the extra tasks; median of 3 pairs of native runs) minus pop: the policy's callbacks and the core's per-task path, charged on the",
         "# submit because every task passes there (the caller's own list is popped without a policy call).",
@@ -183,6 +185,8 @@ def main():
     # they gained on this project's 2-core host (PAPER.md §4.11); uncomment them to simulate with them
     lines += [("# " if k in LONG_PARK else "") + (f"{k} {cost[k]:.0f}" if k in ("cold_after", "park_long_after")
                                                  else f"{k} {cost[k]:.1f}") for k in ORDER]
+    if "slice" in cost:  # not measured where two threads cannot be put on one CPU
+        lines.append(f"slice {cost['slice']:.0f}")
     for pol in pols:
         lines.append(f"push@{pol} {max(task[pol] - cost['pop'], cost['push']):.1f}")
     tmpf = a.out + ".tmp"

@@ -12,6 +12,8 @@
  * transfer to another socket cannot be measured, and is not printed (the caller keeps an
  * estimate and says so).
  */
+#include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -372,6 +374,71 @@ static void print_group(const char *name, const double q[5])
 		printf("%s_%s %.1f\n", name, at[k], q[k]);
 }
 
+/* ---- the OS scheduler's time slice ---- */
+
+/* Two threads spinning on one CPU take turns; each notes the stretches it ran without a gap of
+ * more than SLICE_GAP ns in its clock readings (a tick or an interrupt is shorter; a turn of the
+ * other thread is a slice). slice: the median stretch. Plain pthreads pinned to the calling
+ * thread's CPU: this measures the OS, not the executor. */
+#define SLICE_GAP 50000
+#define SLICE_RUNS 512
+#define SLICE_NS 1000000000ull
+
+struct slice_rec {
+	int cpu;
+	int n;
+	double run[SLICE_RUNS];
+};
+
+static void *slice_spinner(void *arg)
+{
+	struct slice_rec *r = arg;
+	cpu_set_t set;
+	CPU_ZERO(&set);
+	CPU_SET(r->cpu, &set);
+	if (pthread_setaffinity_np(pthread_self(), sizeof set, &set))
+		return NULL; /* not pinned: no turns to see, n stays 0 */
+	uint64_t start = sb_now_ns(), last = start, end = start + SLICE_NS;
+	while (last < end) {
+		uint64_t t = sb_now_ns();
+		if (t - last > SLICE_GAP) {
+			if (r->n < SLICE_RUNS)
+				r->run[r->n++] = (double)(last - start);
+			start = t;
+		}
+		last = t;
+	}
+	return NULL;
+}
+
+/* 0 when the two threads could not be put on one CPU or never took turns */
+static double slice_cost(void)
+{
+	static struct slice_rec rec[2];
+	int cpu = sched_getcpu();
+	pthread_t th[2];
+	for (int i = 0; i < 2; i++) {
+		rec[i].cpu = cpu < 0 ? 0 : cpu;
+		if (pthread_create(&th[i], NULL, slice_spinner, &rec[i]))
+			abort();
+	}
+	for (int i = 0; i < 2; i++)
+		pthread_join(th[i], NULL);
+	/* the first stretch of each began at its start, not at a turn: left out */
+	static double all[2 * SLICE_RUNS];
+	int n = 0;
+	for (int i = 0; i < 2; i++)
+		for (int k = 1; k < rec[i].n; k++)
+			all[n++] = rec[i].run[k];
+	if (n < 10)
+		return 0;
+	double q[5];
+	percentiles(all, n, q);
+	fprintf(stderr, "calibrate: two spinners on one CPU: %d turns, median %.0f us (p10 %.0f, p90 %.0f)\n", n,
+		q[1] / 1000, q[0] / 1000, q[2] / 1000);
+	return q[1];
+}
+
 /* ---- a task whose memory left the cache ---- */
 
 /* ns per task to push n tasks (writing each, as a spawn does) and take them oldest first
@@ -485,6 +552,11 @@ int main(void)
 	over_costs(1000000, o1ms);
 	print_group("over_100us", o100);
 	print_group("over_1ms", o1ms);
+	double slice = slice_cost();
+	if (slice > 0)
+		printf("slice %.0f\n", slice);
+	else
+		fprintf(stderr, "calibrate: two spinners on one CPU never took turns (not pinned?): no slice\n");
 	urcu_memb_unregister_thread();
 	return 0;
 }

@@ -12,7 +12,10 @@
  * cores (sb_sim_run's cores, --sim-cores): then work is an execution on a host of that many
  * cores, which SimGrid shares among the actors executing at once, so that more busy threads than
  * cores (clients beside workers, spinning workers beside the clients that feed them) slow each
- * other down as on a real machine. Parked and sleeping actors take no core either way. Sockets
+ * other down as on a real machine. With the cost table's `slice` the shared cores are handed out
+ * as an OS scheduler does instead (see take_core): a thread keeps its core for a slice while
+ * others wait, and one woken from a park or a sleep takes a core at once, putting its holder back
+ * in line. Parked and sleeping actors take no core either way. Sockets
  * come from the runtime's hwloc topology (sb_exec_topology) and only price cache-line transfers.
  *
  * What the simulation cannot show by itself, it charges (sb_exec_charge, from the cost file):
@@ -30,6 +33,7 @@
  * the thread's sb_tls into the actor and put it back (so the native fast path, a plain
  * _Thread_local, stays as it is); urcu is registered once for that OS thread.
  */
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
@@ -61,6 +65,17 @@ struct actor_state {
 	double up_since = 0;   /* when it last came back from a park or a sleep: how long it has run */
 	bool by_timer = false; /* ... and whether a timer brought it back (a sleep's or a timeout's) */
 	int woken_as = -1;     /* the group its unpark chose for its way back (G_PARK_BUSY or _IDLE) */
+	/* time slices (S.sliced): the core it holds, and how it stands in line for one */
+	sg4::SemaphorePtr cpu = sg4::Semaphore::create(0); /* granted a core (see grant) */
+	int core = -1;
+	bool fresh = true;     /* back from a park or a sleep (or new) and not on a core since: it preempts */
+	bool queued = false;   /* in S.runq */
+	bool waiting = false;  /* blocked on cpu */
+	bool in_stretch = false; /* inside busy_ns's sleep: a preemption there is paid when it ends */
+	bool yield = false;    /* a sched_yield: the slice ends now if anyone waits */
+	double slice_start = 0;
+	double off_since = -1; /* preempted inside a stretch at this time, not given a core back yet */
+	double off_total = 0;  /* ... and the time it spent so inside this stretch, owed at its end */
 };
 
 /* Where a queued task was pushed, and when (in pushes): its pop or steal pays on that line, and
@@ -96,6 +111,10 @@ struct sim_state {
 	std::vector<unsigned> socket;
 	sg4::Host *host = nullptr;
 	unsigned cores = 0; /* 0: a core per actor (work is a delay); else work shares this many */
+	bool has_slice = false; /* the table gives `slice` */
+	bool sliced = false; /* shared cores in time slices (the table's `slice`), not SimGrid's sharing */
+	std::vector<actor_state *> holder; /* sliced: each core's holder */
+	std::deque<actor_state *> runq;    /* sliced: the actors waiting for a core, the next first */
 	double busy = 0; /* simulated CPU time: every ns spent, none slept or parked */
 	bool has[NR_GROUPS] = {}; /* which optional percentile groups (spread_first) the table gives */
 	uint64_t rng = 0x9e3779b97f4a7c15ull; /* the draws from them: a fixed start, so a seed replays */
@@ -128,12 +147,162 @@ void sleep_ns(double ns)
 	switch_in(a);
 }
 
-/* CPU time: a delay on a core of its own, or an execution on the shared cores (the host runs one
- * flop per simulated ns per core) */
+void drop_waiter(std::deque<actor_state *> &q, actor_state *a)
+{
+	for (auto it = q.begin(); it != q.end(); ++it)
+		if (*it == a) {
+			q.erase(it);
+			return;
+		}
+}
+
+/* ---- shared cores in time slices (S.sliced) ----
+ * Measured on the 2-core host (sim/calibrate.c): two spinning threads on one CPU take turns of
+ * 4 ms, while a thread woken from a park runs within 7 us though every CPU spins (4 us on an
+ * idle machine). So a runnable thread keeps its core for a slice while others wait, and a woken
+ * one takes a core at once: its holder goes back to the head of the line. A holder preempted in
+ * the middle of a stretch of work (busy_ns's one sleep) is not interrupted; the stretch ends as
+ * planned and the time it was off its core is added to the work then (its end comes as late as
+ * if it had stopped; nothing else about it is observable meanwhile). */
+
+/* Core c to h: h stops waiting (or, preempted inside a stretch, stops being off its core). */
+void grant(int c, actor_state *h)
+{
+	double t = sg4::Engine::get_clock();
+	S.holder[(size_t)c] = h;
+	h->core = c;
+	h->slice_start = t;
+	h->fresh = false;
+	h->queued = false;
+	if (h->off_since >= 0) {
+		h->off_total += t - h->off_since;
+		h->off_since = -1;
+	}
+	if (h->waiting) {
+		h->waiting = false;
+		actor_state *self = switch_out();
+		h->cpu->release();
+		switch_in(self);
+	}
+}
+
+/* Off the CPU (a park, a sleep, a join, the end): its core to the next in line, its place in line
+ * given up. Back, it is fresh. */
+void leave_core(actor_state *a)
+{
+	if (!S.sliced)
+		return;
+	if (a->queued) {
+		drop_waiter(S.runq, a);
+		a->queued = false;
+	}
+	int c = a->core;
+	a->core = -1;
+	a->fresh = true;
+	if (c < 0)
+		return;
+	S.holder[(size_t)c] = nullptr;
+	if (!S.runq.empty()) {
+		actor_state *h = S.runq.front();
+		S.runq.pop_front();
+		grant(c, h);
+	}
+}
+
+void wait_core(actor_state *a)
+{
+	if (!a->queued) {
+		S.runq.push_back(a);
+		a->queued = true;
+	}
+	a->waiting = true;
+	switch_out();
+	a->cpu->acquire();
+	switch_in(a);
+}
+
+/* A core for a: a free one, else a woken thread's preemption of the holder whose slice began
+ * first, else a place at the end of the line. */
+void take_core(actor_state *a)
+{
+	double t = sg4::Engine::get_clock();
+	int oldest = -1;
+	for (size_t c = 0; c < S.holder.size(); c++) {
+		if (!S.holder[c]) {
+			if (a->queued) {
+				drop_waiter(S.runq, a);
+				a->queued = false;
+			}
+			S.holder[c] = a;
+			a->core = (int)c;
+			a->slice_start = t;
+			a->fresh = false;
+			return;
+		}
+		if (oldest < 0 || S.holder[c]->slice_start < S.holder[(size_t)oldest]->slice_start)
+			oldest = (int)c;
+	}
+	if (a->fresh && oldest >= 0) {
+		actor_state *v = S.holder[(size_t)oldest];
+		v->core = -1;
+		if (v->in_stretch)
+			v->off_since = t;
+		S.runq.push_front(v);
+		v->queued = true;
+		S.holder[(size_t)oldest] = a;
+		a->core = oldest;
+		a->slice_start = t;
+		a->fresh = false;
+		return;
+	}
+	wait_core(a);
+}
+
+void sliced_busy(actor_state *a, double ns)
+{
+	const double slice = S.cost[SB_COST_SLICE];
+	while (ns > 0) {
+		if (a->core < 0)
+			take_core(a);
+		double t = sg4::Engine::get_clock();
+		if (t >= a->slice_start + slice || a->yield) {
+			a->yield = false;
+			if (!S.runq.empty()) {
+				int c = a->core;
+				a->core = -1;
+				S.holder[(size_t)c] = nullptr;
+				actor_state *h = S.runq.front();
+				S.runq.pop_front();
+				grant(c, h);
+				wait_core(a);
+				continue;
+			}
+			a->slice_start = t;
+		}
+		double d = std::min(ns, a->slice_start + slice - t);
+		a->in_stretch = true;
+		sleep_ns(d);
+		a->in_stretch = false;
+		ns -= d;
+		if (a->off_since >= 0) { /* preempted, and no core back yet */
+			a->off_total += sg4::Engine::get_clock() - a->off_since;
+			a->off_since = -1;
+		}
+		ns += a->off_total;
+		a->off_total = 0;
+	}
+}
+
+/* CPU time: a delay on a core of its own, or on the shared cores: an execution (the host runs one
+ * flop per simulated ns per core, shared evenly) or, sliced, a turn on one of them */
 void busy_ns(double ns)
 {
 	if (!S.cores) {
 		sleep_ns(ns);
+		return;
+	}
+	if (S.sliced) {
+		sliced_busy(me(), ns);
 		return;
 	}
 	actor_state *a = switch_out();
@@ -166,6 +335,7 @@ int thread_start(struct sb_xthread *th, const char *name, void *(*fn)(void *), v
 		a->up_since = sg4::Engine::get_clock();
 		switch_in(a);
 		fn(arg);
+		leave_core(a);
 	});
 	switch_in(self);
 	return 0;
@@ -174,20 +344,12 @@ int thread_start(struct sb_xthread *th, const char *name, void *(*fn)(void *), v
 void thread_join(struct sb_xthread *th)
 {
 	auto *a = static_cast<actor_state *>(th->vt);
+	leave_core(me());
 	actor_state *self = switch_out();
 	a->actor->join();
 	switch_in(self);
 	delete a;
 	th->vt = nullptr;
-}
-
-void drop_waiter(std::deque<actor_state *> &q, actor_state *a)
-{
-	for (auto it = q.begin(); it != q.end(); ++it)
-		if (*it == a) {
-			q.erase(it);
-			return;
-		}
 }
 
 /* A uniform draw in [0, 1) from the one generator (xorshift64*) with a fixed start: the same run
@@ -260,6 +422,8 @@ void park(SB_ATOMIC_U32 *addr, uint32_t val, uint64_t timeout_ns)
 	if (addr->load(std::memory_order_relaxed) != val)
 		return;
 	S.waiters[addr].push_back(a);
+	/* queued first: an unpark while the core is handed on (a simcall) finds it there */
+	leave_core(a);
 	double parked_at = sg4::Engine::get_clock();
 	bool timed_out = false;
 	switch_out();
@@ -380,6 +544,7 @@ void charge(enum sb_cost c, int line, int self, const void *task)
 	 * popped before its time and queued again, a task yielding at once) would never give the
 	 * clock, and the awaited actor, a turn. */
 	a->debt += cost;
+	a->yield |= c == SB_COST_YIELD;
 	if ((c == SB_COST_RELAX && line != SB_EXEC_OWED) || c == SB_COST_YIELD || a->debt >= SB_SIM_AHEAD_NS)
 		spend(a, 0);
 }
@@ -398,7 +563,8 @@ void topology(unsigned n, const unsigned *socket, const char *policy)
 	char buf[256];
 	char cores[64] = "a core per actor";
 	if (S.cores)
-		snprintf(cores, sizeof cores, "%u cores shared by every actor", S.cores);
+		snprintf(cores, sizeof cores, "%u cores shared by every actor%s", S.cores,
+			 S.sliced ? " in time slices" : "");
 	snprintf(buf, sizeof buf, "SimGrid %d.%d: one host, %s, %u workers on %u socket%s", SIMGRID_VERSION_MAJOR,
 		 SIMGRID_VERSION_MINOR, cores, n, nsock, nsock == 1 ? "" : "s");
 	S.platform = buf;
@@ -420,8 +586,10 @@ void sleep(uint64_t ns)
 {
 	actor_state *a = me();
 	spend(a, 0);
-	if (ns)
+	if (ns) {
+		leave_core(a);
 		sleep_ns((double)ns + oversleep((double)ns));
+	}
 	a->up_since = sg4::Engine::get_clock();
 	a->by_timer = ns > 0;
 }
@@ -518,6 +686,12 @@ int load_costs(const char *path, const char *const *policies, const char *policy
 		for (int i = 0; i < SPREAD; i++)
 			seen[spread_first[g] + i] = true;
 	}
+	S.has_slice = seen[SB_COST_SLICE];
+	if (rc == 0 && S.has_slice && !(S.cost[SB_COST_SLICE] > 0)) {
+		snprintf(err, errlen, "%s: slice must be more than 0 ns", path);
+		rc = -EINVAL;
+	}
+	seen[SB_COST_SLICE] = true;
 	bool long_after = seen[SB_COST_PARK_LONG_AFTER];
 	if (rc == 0 && (S.has[G_PARK_BUSY] != long_after || S.has[G_PARK_IDLE] != long_after)) {
 		snprintf(err, errlen, "%s: park_long_after, park_busy_* and park_idle_* go together: give all eleven or none",
@@ -565,11 +739,15 @@ extern "C" int sb_sim_run(const char *costs_path, unsigned cores, const char *co
 	/* one host: cores enough for any number of actors (work never competes for a core), or the
 	 * machine's cores, shared */
 	S.cores = cores;
+	S.sliced = cores && S.has_slice;
+	S.holder.assign(cores, nullptr);
+	S.runq.clear();
 	auto *zone = sg4::create_full_zone("machine");
 	S.host = zone->create_host("cpu", 1.0);
 	S.host->set_core_count(cores ? (int)cores : 4096);
 	zone->seal();
-	S.platform = cores ? "SimGrid: one host, " + std::to_string(cores) + " cores shared by every actor"
+	S.platform = cores ? "SimGrid: one host, " + std::to_string(cores) + " cores shared by every actor" +
+				     (S.sliced ? " in time slices" : "")
 			   : "SimGrid: one host, a core per actor";
 	/* the actors share this OS thread: urcu sees one reader, registered once */
 	urcu_memb_register_thread();
@@ -579,6 +757,7 @@ extern "C" int sb_sim_run(const char *costs_path, unsigned cores, const char *co
 		switch_in(first);
 		sb_exec_use(&sim_ops);
 		rc = body(arg);
+		leave_core(first);
 	});
 	e.run();
 	sb_exec_use(nullptr);
@@ -604,7 +783,7 @@ extern "C" double sb_sim_cost(enum sb_cost c)
 	for (int g = 0; g < NR_GROUPS; g++)
 		if (c >= spread_first[g] && c < spread_first[g] + SPREAD && !S.has[g])
 			return NAN;
-	if (c == SB_COST_PARK_LONG_AFTER && !S.has[G_PARK_BUSY])
+	if ((c == SB_COST_PARK_LONG_AFTER && !S.has[G_PARK_BUSY]) || (c == SB_COST_SLICE && !S.has_slice))
 		return NAN;
 	return S.cost[c];
 }

@@ -138,7 +138,7 @@ def determinism(sb, tmp):
     with open(os.path.join(a, "meta.json")) as f:
         ex = json.load(f)["executor"]
     names = ex.get("costs_ns", {})
-    check(ex.get("name") == "sim" and "workers" in ex.get("platform", "") and len(names) == 39
+    check(ex.get("name") == "sim" and "workers" in ex.get("platform", "") and len(names) == 40
           and all(k in names for k in ("push", "park_p999", "park_long_after", "park_idle_p50", "over_1ms_p999")),
           f"determinism: meta.json records executor, platform and costs ({ex})")
 
@@ -240,7 +240,7 @@ def cold(sb, tmp):
     check(0 <= lifo < fifo / 50, f"cold: LIFO fork-join has few tasks that old (extra {lifo:.6f} s against FIFO's {fifo:.6f} s)")
 
 
-OPTIONAL = ("park_p", "park_long_after", "park_busy_", "park_idle_", "over_100us_", "over_1ms_")
+OPTIONAL = ("park_p", "park_long_after", "park_busy_", "park_idle_", "over_100us_", "over_1ms_", "slice")
 
 
 def base_table(sb):
@@ -454,8 +454,11 @@ def shared_cores(sb, tmp):
     """--sim-cores N: every actor's work shares N cores, so 8 workers on 2 shared cores do what 2
     workers do (fork-join LIFO keeps every worker busy), while without it they do 4 times as much;
     the platform says which; a native run refuses the option."""
+    even = os.path.join(tmp, "shared-even.txt")
+    with open(even, "w") as f:
+        f.write(base_table(sb))  # without `slice`: SimGrid's even sharing
     base = ["--policy", "stealing", "--workload", "forkjoin", "--set", "local_order=lifo", "--duration", "0.01",
-            "--warmup", "0.002", "--rows", "0"]
+            "--warmup", "0.002", "--rows", "0", "--sim-costs", even]
     rate = {}
     for name, extra in (("2w", ["--threads", "2"]), ("8w", ["--threads", "8"]),
                         ("8w-2c", ["--threads", "8", "--sim-cores", "2"]), ("8w-2c-again", ["--threads", "8", "--sim-cores", "2"])):
@@ -481,6 +484,64 @@ def shared_cores(sb, tmp):
     p = run(sb, base + ["--threads", "2", "--sim-cores", "-1"], d)
     check(p.returncode == 2 and "0..4096" in p.stderr and not os.path.exists(d),
           f"shared cores: a count out of range names the range ({p.returncode}: {p.stderr.strip()})")
+
+
+def slices(sb, tmp):
+    """With the table's `slice`, shared cores are handed out in turns: 8 fork-join workers on 2 cores
+    use 2 cores and do no more than 2 workers do (they do less: a worker preempted inside a task
+    holds up its join until its next turn); a run that never has more busy threads than cores gives the same
+    jobs as a core per thread; a thread woken from a sleep takes a spinning worker's core at once
+    (wake's request thread keeps its rate on 1 core beside a worker that never parks; made to wait
+    for the spinner's turn, it issues a third less); `slice 0` is refused."""
+    base = base_table(sb)
+    paths = {}
+    for k, extra in (("sliced", "slice 4000000\n"), ("zero", "slice 0\n")):
+        paths[k] = os.path.join(tmp, f"slices-{k}.txt")
+        with open(paths[k], "w") as f:
+            f.write(base + extra)
+    fj = ["--policy", "stealing", "--workload", "forkjoin", "--set", "local_order=lifo", "--duration", "0.01",
+          "--warmup", "0.002", "--rows", "0"]
+    rate = {}
+    for name, extra in (("2w", ["--threads", "2"]), ("8w-2c", ["--threads", "8", "--sim-cores", "2"]),
+                        ("8w-2c-again", ["--threads", "8", "--sim-cores", "2"])):
+        d = os.path.join(tmp, "slices-" + name)
+        p = run(sb, fj + extra + ["--sim-costs", paths["sliced"]], d)
+        check(p.returncode == 0, f"slices {name}: exits 0 ({p.returncode}: {p.stderr.strip()[:300]})")
+        rate[name] = summary(d)["tasks_per_s"] if p.returncode == 0 else float("nan")
+        if name == "8w-2c" and p.returncode == 0:
+            with open(os.path.join(d, "meta.json")) as f:
+                plat = json.load(f)["executor"]["platform"]
+            check("2 cores shared by every actor in time slices" in plat, f"slices: the platform says so ({plat})")
+            check(summary(d)["cpu"]["window_cores"] <= 2.05, f"slices: at most 2 cores used "
+                  f"({summary(d)['cpu']['window_cores']:.2f})")
+    check(rate["8w-2c"] <= 1.05 * rate["2w"],
+          f"slices: 8 workers on 2 cores do no more than 2 workers ({rate['8w-2c']:.3g} against {rate['2w']:.3g} tasks/s)")
+    check(rate["8w-2c"] == rate["8w-2c-again"], "slices: deterministic")
+    chain = ["--policy", "fifo", "--workload", "micro", "--set", "length=50", "--set", "work_ns=20000", "--threads", "1",
+             "--duration", "0.05", "--warmup", "0.01", "--sim-costs", paths["sliced"]]
+    jobs = {}
+    for name, extra in (("own", []), ("2c", ["--sim-cores", "2"])):
+        d = os.path.join(tmp, "slices-chain-" + name)
+        p = run(sb, chain + extra, d)
+        jobs[name] = read(os.path.join(d, "jobs.csv")) if p.returncode == 0 else name.encode()
+    check(jobs["own"] == jobs["2c"] and len(jobs["own"]) > 100,
+          "slices: one client and one worker on 2 cores: the same jobs.csv as a core per thread")
+    wake = ["--policy", "stealing", "--workload", "wake", "--set", "worker_try_count=100000000", "--threads", "1",
+            "--duration", "0.2", "--warmup", "0.05", "--rows", "0", "--sim-costs", paths["sliced"]]
+    thr = {}
+    for name, extra in (("own", []), ("1c", ["--sim-cores", "1"])):
+        d = os.path.join(tmp, "slices-wake-" + name)
+        p = run(sb, wake + extra, d)
+        thr[name] = summary(d)["throughput"] if p.returncode == 0 else float("nan")
+        if name == "1c" and p.returncode == 0:
+            check(summary(d)["cpu"]["window_cores"] > 0.95, f"slices: the worker spins through the run "
+                  f"({summary(d)['cpu']['window_cores']:.2f} cores)")
+    check(abs(thr["1c"] / thr["own"] - 1) < 0.05, f"slices: a woken thread takes the spinner's core at once "
+          f"(wake on 1 core: {thr['1c']:.0f} requests/s against {thr['own']:.0f} with a core each)")
+    d = os.path.join(tmp, "slices-zero")
+    p = run(sb, fj + ["--threads", "2", "--sim-cores", "2", "--sim-costs", paths["zero"]], d)
+    check(p.returncode == 2 and p.stderr.count("\n") == 1 and "slice must be more than 0" in p.stderr
+          and not os.path.exists(d), f"slices: slice 0 is refused ({p.returncode}: {p.stderr.strip()})")
 
 
 def speedup_split(sb, tmp):
@@ -529,7 +590,7 @@ def main():
     ap.add_argument("--schedbed", required=True)
     ap.add_argument("--only", choices=["determinism", "accounting", "agreement", "progress", "costs",
                                            "bad_input", "table", "validate", "speedup_split", "cold", "shared_cores",
-                                           "park_spread", "long_parks", "busy_pause"])
+                                           "slices", "park_spread", "long_parks", "busy_pause"])
     a = ap.parse_args()
     sb = os.path.abspath(a.schedbed)
     tmp = tempfile.mkdtemp(prefix="schedbed-sim-")
@@ -537,7 +598,7 @@ def main():
         for name, fn in (("determinism", determinism), ("accounting", accounting), ("agreement", agreement),
                          ("progress", progress), ("costs", costs), ("bad_input", bad_input), ("table", own_table),
                          ("validate", validate), ("speedup_split", speedup_split), ("cold", cold), ("shared_cores", shared_cores),
-                         ("park_spread", park_spread), ("long_parks", long_parks), ("busy_pause", busy_pause)):
+                         ("slices", slices), ("park_spread", park_spread), ("long_parks", long_parks), ("busy_pause", busy_pause)):
             if not a.only or a.only == name:
                 fn(sb, tmp)
     finally:
