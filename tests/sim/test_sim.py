@@ -67,6 +67,7 @@ import csv
 import glob
 import gzip
 import json
+import lzma
 import os
 import shutil
 import statistics
@@ -418,6 +419,22 @@ def own_table(sb, tmp):
 def validate(sb, tmp):
     here = os.path.dirname(os.path.abspath(__file__))
     script = os.path.join(here, "..", "..", "scripts", "validate_sim.py")
+    costs = os.path.relpath(table(sb), os.path.join(here, "..", ".."))
+    shared = [sys.executable, script, "expand", "--schedbed", sb, "--threads", "1", "--policies", "fifo", "--cells",
+              "wake", "--reps", "3", "--executors", "sim", "--sim-costs", costs]
+    d = os.path.join(tmp, "validate-cores")
+    p = subprocess.run(shared + ["--out", d, "--sim-cores", "2"], capture_output=True, text=True,
+                       cwd=os.path.join(here, "..", ".."))
+    lines = []
+    if p.returncode == 0:
+        with open(os.path.join(d, "manifest.jsonl")) as f:
+            lines = [json.loads(x) for x in f]
+    check(len(lines) == 3 and all(" ".join(ln["args"]).endswith("--sim-cores 2") for ln in lines),
+          f"validate: --sim-cores 2 reaches every simulated run ({p.returncode}: {[ln['args'][-2:] for ln in lines]})")
+    p = subprocess.run(shared + ["--out", d + "-0", "--sim-cores", "0"], capture_output=True, text=True,
+                       cwd=os.path.join(here, "..", ".."))
+    check(p.returncode != 0 and "--sim-cores 0" in p.stderr and not os.path.exists(d + "-0"),
+          f"validate: --sim-cores 0 is refused ({p.returncode}: {p.stderr.strip()})")
     d = os.path.join(tmp, "validate")
     cmd = [sys.executable, script, "run", "--schedbed", sb, "--out", d, "--threads", "1", "--policies", "fifo",
            "--cells", "tiny,wake", "--reps", "3", "--duration", "0.1", "--warmup", "0.02", "--allow-dirty",
@@ -450,6 +467,39 @@ def validate(sb, tmp):
               f"validate: table.md counts {cell} {'within' if ok else 'outside'} 15% ({row})")
 
 
+FORKJOIN_LIFO = ["--policy", "stealing", "--workload", "forkjoin", "--set", "local_order=lifo", "--duration", "0.01",
+                 "--warmup", "0.002", "--rows", "0"]
+
+
+def run_dir(tmp, tag, name):
+    return os.path.join(tmp, tag.replace(" ", "-") + "-" + name)
+
+
+def plat_of(tmp, tag):
+    try:
+        with open(os.path.join(run_dir(tmp, tag, "8w-2c"), "meta.json")) as f:
+            return json.load(f)["executor"]["platform"]
+    except (OSError, ValueError, KeyError):
+        return ""
+
+
+def forkjoin_on_cores(sb, tmp, tag, base, names, platform):
+    """Fork-join LIFO tasks/s of each named run (2w, 8w: workers with a core each; 8w-2c: 8 workers on
+    2 shared cores, twice), checking that the shared runs say so and use at most 2 cores."""
+    rate = {}
+    for name in names:
+        extra = ["--threads", name[0]] + (["--sim-cores", "2"] if "-2c" in name else [])
+        d = run_dir(tmp, tag, name)
+        p = run(sb, base + extra, d)
+        check(p.returncode == 0, f"{tag} {name}: exits 0 ({p.returncode}: {p.stderr.strip()[:300]})")
+        rate[name] = summary(d)["tasks_per_s"] if p.returncode == 0 else float("nan")
+        if name == "8w-2c" and p.returncode == 0:
+            check(platform in plat_of(tmp, tag), f"{tag}: the platform says so ({plat_of(tmp, tag)})")
+            check(summary(d)["cpu"]["window_cores"] <= 2.05, f"{tag}: at most 2 cores used "
+                  f"({summary(d)['cpu']['window_cores']:.2f})")
+    return rate
+
+
 def shared_cores(sb, tmp):
     """--sim-cores N: every actor's work shares N cores, so 8 workers on 2 shared cores do what 2
     workers do (fork-join LIFO keeps every worker busy), while without it they do 4 times as much;
@@ -457,31 +507,20 @@ def shared_cores(sb, tmp):
     even = os.path.join(tmp, "shared-even.txt")
     with open(even, "w") as f:
         f.write(base_table(sb))  # without `slice`: SimGrid's even sharing
-    base = ["--policy", "stealing", "--workload", "forkjoin", "--set", "local_order=lifo", "--duration", "0.01",
-            "--warmup", "0.002", "--rows", "0", "--sim-costs", even]
-    rate = {}
-    for name, extra in (("2w", ["--threads", "2"]), ("8w", ["--threads", "8"]),
-                        ("8w-2c", ["--threads", "8", "--sim-cores", "2"]), ("8w-2c-again", ["--threads", "8", "--sim-cores", "2"])):
-        d = os.path.join(tmp, "shared-" + name)
-        p = run(sb, base + extra, d)
-        check(p.returncode == 0, f"shared cores {name}: exits 0 ({p.returncode}: {p.stderr.strip()[:300]})")
-        rate[name] = summary(d)["tasks_per_s"] if p.returncode == 0 else float("nan")
-        if name == "8w-2c" and p.returncode == 0:
-            with open(os.path.join(d, "meta.json")) as f:
-                plat = json.load(f)["executor"]["platform"]
-            check("2 cores shared by every actor" in plat, f"shared cores: the platform says so ({plat})")
-            check(summary(d)["cpu"]["window_cores"] <= 2.05, f"shared cores: at most 2 cores used "
-                  f"({summary(d)['cpu']['window_cores']:.2f})")
+    base = FORKJOIN_LIFO + ["--sim-costs", even]
+    rate = forkjoin_on_cores(sb, tmp, "shared cores", base, ("2w", "8w", "8w-2c", "8w-2c-again"),
+                             "2 cores shared by every actor")
+    check(" in time slices" not in plat_of(tmp, "shared cores"), "shared cores: evenly, not in slices")
     check(abs(rate["8w-2c"] / rate["2w"] - 1) < 0.15,
           f"shared cores: 8 workers on 2 cores run as 2 workers do ({rate['8w-2c']:.3g} against {rate['2w']:.3g} tasks/s)")
     check(rate["8w"] > 3 * rate["2w"], f"shared cores: without the option 8 workers run 4 times as much "
           f"({rate['8w']:.3g} against {rate['2w']:.3g})")
     check(rate["8w-2c"] == rate["8w-2c-again"], "shared cores: deterministic")
     d = os.path.join(tmp, "shared-native")
-    p = run(sb, base + ["--threads", "2", "--sim-cores", "2"], d, executor="native")
+    p = run(sb, FORKJOIN_LIFO + ["--threads", "2", "--sim-cores", "2"], d, executor="native")
     check(p.returncode == 2 and p.stderr.count("\n") == 1 and "--executor sim" in p.stderr and not os.path.exists(d),
           f"shared cores: a native run refuses --sim-cores ({p.returncode}: {p.stderr.strip()})")
-    p = run(sb, base + ["--threads", "2", "--sim-cores", "-1"], d)
+    p = run(sb, FORKJOIN_LIFO + ["--threads", "2", "--sim-cores", "-1"], d)
     check(p.returncode == 2 and "0..4096" in p.stderr and not os.path.exists(d),
           f"shared cores: a count out of range names the range ({p.returncode}: {p.stderr.strip()})")
 
@@ -499,21 +538,8 @@ def slices(sb, tmp):
         paths[k] = os.path.join(tmp, f"slices-{k}.txt")
         with open(paths[k], "w") as f:
             f.write(base + extra)
-    fj = ["--policy", "stealing", "--workload", "forkjoin", "--set", "local_order=lifo", "--duration", "0.01",
-          "--warmup", "0.002", "--rows", "0"]
-    rate = {}
-    for name, extra in (("2w", ["--threads", "2"]), ("8w-2c", ["--threads", "8", "--sim-cores", "2"]),
-                        ("8w-2c-again", ["--threads", "8", "--sim-cores", "2"])):
-        d = os.path.join(tmp, "slices-" + name)
-        p = run(sb, fj + extra + ["--sim-costs", paths["sliced"]], d)
-        check(p.returncode == 0, f"slices {name}: exits 0 ({p.returncode}: {p.stderr.strip()[:300]})")
-        rate[name] = summary(d)["tasks_per_s"] if p.returncode == 0 else float("nan")
-        if name == "8w-2c" and p.returncode == 0:
-            with open(os.path.join(d, "meta.json")) as f:
-                plat = json.load(f)["executor"]["platform"]
-            check("2 cores shared by every actor in time slices" in plat, f"slices: the platform says so ({plat})")
-            check(summary(d)["cpu"]["window_cores"] <= 2.05, f"slices: at most 2 cores used "
-                  f"({summary(d)['cpu']['window_cores']:.2f})")
+    rate = forkjoin_on_cores(sb, tmp, "slices", FORKJOIN_LIFO + ["--sim-costs", paths["sliced"]],
+                             ("2w", "8w-2c", "8w-2c-again"), "2 cores shared by every actor in time slices")
     check(rate["8w-2c"] <= 1.05 * rate["2w"],
           f"slices: 8 workers on 2 cores do no more than 2 workers ({rate['8w-2c']:.3g} against {rate['2w']:.3g} tasks/s)")
     check(rate["8w-2c"] == rate["8w-2c-again"], "slices: deterministic")
@@ -539,7 +565,7 @@ def slices(sb, tmp):
     check(abs(thr["1c"] / thr["own"] - 1) < 0.05, f"slices: a woken thread takes the spinner's core at once "
           f"(wake on 1 core: {thr['1c']:.0f} requests/s against {thr['own']:.0f} with a core each)")
     d = os.path.join(tmp, "slices-zero")
-    p = run(sb, fj + ["--threads", "2", "--sim-cores", "2", "--sim-costs", paths["zero"]], d)
+    p = run(sb, FORKJOIN_LIFO + ["--threads", "2", "--sim-cores", "2", "--sim-costs", paths["zero"]], d)
     check(p.returncode == 2 and p.stderr.count("\n") == 1 and "slice must be more than 0" in p.stderr
           and not os.path.exists(d), f"slices: slice 0 is refused ({p.returncode}: {p.stderr.strip()})")
 
@@ -583,6 +609,24 @@ def speedup_split(sb, tmp):
     got = row[0].split("|")[3].split("(")[0].split("/") if row else []
     check(len(got) == 2 and all(abs(float(g) - w) < 0.051 for g, w in zip(got, want)),
           f"speedup: the 2-worker point is each side's own ratio ({got} against {want})")
+    # the native half as a committed validation keeps it: a compressed runs.csv, sim rows beside
+    with open(os.path.join(d, "table.md")) as f:
+        before = f.read().split("\n", 3)[3]
+    rows = []
+    for name in ("n1", "s"):
+        with open(os.path.join(tmp, "split-" + name, "runs.csv")) as f:
+            rows += list(csv.DictReader(f))
+    packed = os.path.join(tmp, "split-packed.csv.xz")
+    with lzma.open(packed, "wt", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=sorted({k for r in rows for k in r}))
+        w.writeheader()
+        w.writerows(rows)
+    p = subprocess.run([sys.executable, script, "report", d, "--native", packed + "," + os.path.join(tmp, "split-n2")],
+                       capture_output=True, text=True, cwd=root)
+    with open(os.path.join(d, "table.md")) as f:
+        after = f.read().split("\n", 3)[3]
+    check(p.returncode == 0 and after == before, "speedup: a packed runs.csv.xz (its native rows) reports as the "
+          f"directory did ({p.returncode}: {p.stderr.strip()[-300:]})")
 
 
 def main():
