@@ -10,6 +10,7 @@ import sys
 import numpy as np
 
 import machines
+import sbcollect
 from sbresults import PROG, die, load_json, plt, save
 from sbstats import compare
 
@@ -37,10 +38,11 @@ def metg_of(curve):
 
 
 def read_points(root):
-    path = os.path.join(root, "points.csv")
+    """points.csv, or points.csv.xz where results/paper/ keeps it compressed (sbcollect.rows_path)."""
+    path = sbcollect.rows_path(os.path.join(root, "points.csv"))
     if not os.path.exists(path):
         die(f"{root} has no points.csv: not a metg.py output directory")
-    with open(path, newline="") as f:
+    with sbcollect.open_rows(path) as f:
         rows = list(csv.DictReader(f))
     for r in rows:
         for k in ("iterations", "rep", "tasks", "wall_ns", "flop"):
