@@ -5,7 +5,8 @@
                            [--duration S] [--warmup S] [--seed N] [--executors native,sim] [--sim-costs FILE]
                            [--sim-cores N]
     validate_sim.py run [expand's options] [--jobs N] [--allow-dirty] [--retry-failed] [--native DIR2]
-    validate_sim.py report DIR [--native DIR2[,DIR3..]|RUNS.csv[.xz]] [--partial]  (run: make validate-sim)
+    validate_sim.py report DIR [--native DIR2[,DIR3..]|RUNS.csv[.xz]] [--partial] [--sim-seeds N] [--out DIR]
+                           (run: make validate-sim)
 
 The cells are sweeps/validate/sim.json: each workload configuration (oltp closed and open loop
 at three rates per worker, forkjoin with the own queue FIFO and LIFO, tiny, wake, mixed,
@@ -26,7 +27,10 @@ seeds, then the median over policies of each error's size), the cells within tar
 native half from other validation directories (a second simulated half against the same
 native runs: a model change compared on equal terms; or a native half made in two calls of a
 lent machine, several directories, comma-separated, one machine; or a committed runs.csv[.xz],
-whose native rows are taken). --sim-cores N gives the simulated runs N cores that every thread
+whose native rows are taken). DIR itself may be a committed runs.csv[.xz]?COLUMN=VALUE (its rows
+with that value, e.g. one simulated half of several: table=over), reported into --out; --sim-seeds
+N keeps the simulated runs of the first N seeds, to compare halves made with different counts on
+equal terms. --sim-cores N gives the simulated runs N cores that every thread
 shares (schedbed's --sim-cores), as the native machine's threads share its cores.
 """
 import argparse
@@ -205,9 +209,16 @@ def fmt_err(e):
 def load_rows(d, partial=False):
     """runs.csv's rows (collect refuses an unfinished sweep); with partial, the finished runs alone,
     read from their result directories, and a line saying how many are left out. d may be a
-    runs.csv or runs.csv.xz itself (a committed validation's rows)."""
-    if os.path.isfile(d):
-        return [{k: "" if v is None else v for k, v in r.items()} for r in sbcollect.read_rows(d)]
+    runs.csv or runs.csv.xz itself (a committed validation's rows), with ?COLUMN=VALUE to keep the
+    rows that have it."""
+    path, _, query = d.partition("?")
+    if os.path.isfile(path):
+        col, _, val = query.partition("=")
+        with sbcollect.open_rows(path) as f:
+            rows = list(csv.DictReader(f))
+        if query and (not rows or col not in rows[0]):
+            die(f"{d}: no column {col} in {path}")
+        return [r for r in rows if not query or r[col] == val]
     if not partial:
         path, _ = sbcollect.collect(d)
         with open(path) as f:
@@ -228,6 +239,7 @@ def load_rows(d, partial=False):
 
 def load_summary(d):
     # a committed validation keeps its native half's samples as load-native.json beside runs.csv.xz
+    d = d.partition("?")[0]
     path = os.path.join(os.path.dirname(d), "load-native.json") if os.path.isfile(d) else os.path.join(d, "load.json")
     try:
         with open(path) as f:
@@ -268,15 +280,21 @@ def speedup_lines(med, cells, target):
     return out
 
 
-def report(d, native_dir, partial=False):
+def report(d, native_dir, partial=False, sim_seeds=None, out=None):
     with open(DESC) as f:
         desc = json.load(f)
     tt, tp = desc["targets"]["throughput"], desc["targets"]["p99"]
+    out = out or d
+    if not os.path.isdir(out):
+        die(f"{out}: not a directory to write the report into" + (" (give --out DIR)" if out == d else ""))
     rows = load_rows(d, partial)
     natives = split_list(native_dir, "--native") if native_dir else []
     if natives:
         rows = [r for r in rows if r["executor"] == "sim"] + [r for nd in natives for r in load_rows(nd, partial)
                                                                if r["executor"] == "native"]
+    if sim_seeds:
+        seeds = sorted({int(float(r["seed"])) for r in rows if r["executor"] == "sim"})[:sim_seeds]
+        rows = [r for r in rows if r["executor"] != "sim" or int(float(r["seed"])) in seeds]
     med = medians(rows)
     cells = sorted({(c, p, t) for (ex, c, p, t) in med if ex == "sim" and ("native", c, p, t) in med},
                    key=lambda k: ([x["name"] for x in desc["cells"]].index(k[0]), k[2], k[1]))
@@ -360,16 +378,16 @@ def report(d, native_dir, partial=False):
         ok += sum(1 for x in es if x is not None and abs(x) <= tp)
         lines.append(f"| {c} | {p} | {t} | " + " | ".join(fmt_err(x) for x in es) + " |")
     lines.append(f"\noltp class p99 within {tp}%: {ok} of {n}")
-    with open(os.path.join(d, "table.md"), "w") as f:
+    with open(os.path.join(out, "table.md"), "w") as f:
         f.write("\n".join(lines) + "\n")
-    with open(os.path.join(d, "cells.csv"), "w", newline="") as f:
+    with open(os.path.join(out, "cells.csv"), "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=list(compact[0]))
         w.writeheader()
         for r in compact:
             w.writerow({k: (f"{v:.6g}" if isinstance(v, float) else v) for k, v in r.items()})
     cut = lines.index("## Every cell (native / simulated, error %)")
     print("\n".join(lines[:cut]))
-    print(f"validate_sim: {d}/table.md (every cell, oltp's classes), {d}/cells.csv")
+    print(f"validate_sim: {out}/table.md (every cell, oltp's classes), {out}/cells.csv")
     return 0
 
 
@@ -401,9 +419,13 @@ def main():
     r.add_argument("--native", help="take the native runs from these validation directories, or a committed "
                    "runs.csv[.xz] (comma-separated)")
     r.add_argument("--partial", action="store_true", help="the finished runs alone (collect refuses an unfinished sweep)")
+    r.add_argument("--sim-seeds", type=int, help="the simulated runs of the first N seeds only")
+    r.add_argument("--out", help="where table.md and cells.csv go (default: DIR; required when DIR is a file)")
     a = ap.parse_args()
     if a.cmd == "report":
-        return report(a.dir, a.native, a.partial)
+        if a.sim_seeds is not None and a.sim_seeds < 1:
+            die(f"--sim-seeds {a.sim_seeds}: keep 1 or more seeds")
+        return report(a.dir, a.native, a.partial, a.sim_seeds, a.out)
     a.schedbed = os.path.abspath(a.schedbed)
     if not a.out:
         machine = program_facts(a.schedbed)[2]

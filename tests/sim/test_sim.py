@@ -627,6 +627,18 @@ def speedup_split(sb, tmp):
         after = f.read().split("\n", 3)[3]
     check(p.returncode == 0 and after == before, "speedup: a packed runs.csv.xz (its native rows) reports as the "
           f"directory did ({p.returncode}: {p.stderr.strip()[-300:]})")
+    # ... and its simulated half too, picked by a column, into another directory
+    out = os.path.join(tmp, "split-packed-report")
+    os.makedirs(out)
+    for seeds, same in (("3", True), ("1", False)):
+        p = subprocess.run([sys.executable, script, "report", packed + "?executor=sim", "--native",
+                            packed + "," + os.path.join(tmp, "split-n2"), "--out", out, "--sim-seeds", seeds],
+                           capture_output=True, text=True, cwd=root)
+        with open(os.path.join(out, "table.md")) as f:
+            text = f.read()
+        check(p.returncode == 0 and (text.split("\n", 3)[3] == before) == same and
+              f"median over {'3' if seeds == '3' else '1-3'} seeds per cell" in text, f"speedup: packed?executor=sim with --sim-seeds {seeds} "
+              f"reports {'as the directory did' if same else 'one seed'} ({p.returncode}: {p.stderr.strip()[-300:]})")
 
 
 def main():
