@@ -470,7 +470,10 @@ Test(cli, overloaded_runs_end_after_the_drain, .timeout = 120)
 		cr_expect_eq(o->status, 3, "%s: exit 3, overloaded (exit %d): %s", loads[i][0], o->status, o->err);
 		cr_expect(strstr(o->err, "run overloaded: "), "%s: says so: %s", loads[i][0], o->err);
 		cr_expect(strstr(o->out, "unfinished "), "%s: the table counts the unfinished: %s", loads[i][0], o->out);
-		cr_expect_lt(took, 0.5 + 1 + 2.5, "%s: ends within window + drain + a margin (%.1f s)", loads[i][0], took);
+		/* ends after the drain, not after what was offered (tiny: 400,000 jobs of 10 ms, 2,000 s
+		 * on 2 workers); the margin is for cancelling and writing those 400,000 jobs' rows, which
+		 * took 2.9 s on a slower 2-core host (stop_s below is the drain's own bound) */
+		cr_expect_lt(took, 0.5 + 1 + 30, "%s: ends within window + drain + a margin (%.1f s)", loads[i][0], took);
 		char path[600];
 		snprintf(path, sizeof path, "%s/%s/summary.json", dir, loads[i][3]);
 		cr_expect(python_ok("import json,sys\n"
