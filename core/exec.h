@@ -278,10 +278,14 @@ const char *sb_exec_name(void);
  * registry), so that a misspelt policy is an error rather than a cost never charged.
  * policy: the one this run uses; its per-task cost (push@POLICY) must be in the table.
  * cores: the simulated machine's cores, which every actor's work shares (more busy actors than
- * cores run slower, as threads do on an oversubscribed machine); 0 gives every actor a core.
- * Returns body's result, or -EINVAL with err set when the cost file is unusable. */
+ * cores run slower, as threads do on an oversubscribed machine: evenly, or in turns where the
+ * table gives `slice`); 0 gives every actor a core.
+ * Returns body's result, or -EINVAL with err set when the cost file is unusable (or, in a program
+ * built without the simulator, always, saying so). */
 int sb_sim_run(const char *costs_path, unsigned cores, const char *const *policies, const char *policy,
 	       int (*body)(void *), void *arg, char *err, size_t errlen);
+/* Whether this program has the simulator (false: built with NOSIM=1, sim/exec_none.c). */
+bool sb_sim_built(void);
 /* After sb_sim_run: the platform and the cost table it used, for meta.json. */
 const char *sb_sim_platform(void);
 double sb_sim_cost(enum sb_cost c);

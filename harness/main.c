@@ -219,9 +219,10 @@ int main(int argc, char **argv)
 				names[n++] = (*p)->name;
 			names[n] = NULL;
 			/* the table measured on this machine, unless one is named: a simulation speaks for
-			 * the machine its costs were measured on */
+			 * the machine its costs were measured on (a program without the simulator says that
+			 * instead, from sb_sim_run, whatever tables there are) */
 			static char path[PATH_MAX + 128];
-			if (!o.sim_costs) {
+			if (!o.sim_costs && sb_sim_built()) {
 				struct bench_host h = { 0 };
 				bench_host_topology(&h);
 				snprintf(path, sizeof path, "%s/sim/costs-%s.txt", SB_SRCDIR, h.machine);

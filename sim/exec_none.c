@@ -19,6 +19,11 @@ int sb_sim_run(const char *costs_path, unsigned cores, const char *const *polici
 	return -EINVAL;
 }
 
+bool sb_sim_built(void)
+{
+	return false;
+}
+
 /* never called: sb_sim_run never starts a simulation here */
 const char *sb_sim_platform(void)
 {

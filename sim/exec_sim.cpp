@@ -767,6 +767,11 @@ extern "C" int sb_sim_run(const char *costs_path, unsigned cores, const char *co
 	return rc;
 }
 
+extern "C" bool sb_sim_built(void)
+{
+	return true;
+}
+
 extern "C" const char *sb_sim_platform(void)
 {
 	return S.platform.c_str();
