@@ -44,18 +44,14 @@ import threading
 import time
 
 import machines
-import sbcollect
 import sbdesc
-import sbread
 import sbrun
 from sbcli import die, split_list
+from sbvalidate import METRICS, OLTP_CLASSES, err, fmt_err, load_rows, load_summary, medians
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 DESC = os.path.join(ROOT, "sweeps", "validate", "sim.json")
-METRICS = [("throughput", "throughput", "jobs/s"), ("p50", "all.p50", "µs"), ("p99", "all.p99", "µs"),
-           ("cores", "cpu.window_cores", "cores"), ("steals", "per_job.stolen", "steals/job")]
-OLTP_CLASSES = ["begin", "insert", "point", "filter", "multi", "join", "aggregate", "scan", "commit"]
 
 
 def program_facts(sb):
@@ -172,81 +168,6 @@ def run(a):
     if rc:
         return rc
     return report(a.out, a.native)
-
-
-def medians(rows):
-    """{(executor, cell, policy, threads): {metric: median over seeds}} from runs.csv's rows."""
-    groups = {}
-    for r in rows:
-        groups.setdefault((r["executor"], r["cell"], r["policy"], int(r["threads"])), []).append(r)
-    cols = [c for _, c, _ in METRICS] + [f"classes.{k}.p99" for k in OLTP_CLASSES]
-    out = {}
-    for key, rs in groups.items():
-        m = {}
-        for c in cols:
-            vals = [float(r[c]) for r in rs if r.get(c) not in (None, "")]
-            if vals:
-                m[c] = statistics.median(vals)
-        m["seeds"] = len(rs)
-        m["overloaded"] = sum(int(r.get("overloaded") or 0) for r in rs)
-        out[key] = m
-    return out
-
-
-def err(sim, nat):
-    """Signed percent; None where the native figure is 0 (0 against 0 is no error)."""
-    if sim is None or nat is None:
-        return None
-    if nat == 0:
-        return 0.0 if sim == 0 else None
-    return 100.0 * (sim - nat) / nat
-
-
-def fmt_err(e):
-    return "-" if e is None else f"{e:+.0f}"
-
-
-def load_rows(d, partial=False):
-    """runs.csv's rows (collect refuses an unfinished sweep); with partial, the finished runs alone,
-    read from their result directories, and a line saying how many are left out. d may be a
-    runs.csv or runs.csv.xz itself (a committed validation's rows), with ?COLUMN=VALUE to keep the
-    rows that have it."""
-    path, _, query = d.partition("?")
-    if os.path.isfile(path):
-        col, _, val = query.partition("=")
-        with sbcollect.open_rows(path) as f:
-            rows = list(csv.DictReader(f))
-        if query and (not rows or col not in rows[0]):
-            die(f"{d}: no column {col} in {path}")
-        return [r for r in rows if not query or r[col] == val]
-    if not partial:
-        path, _ = sbcollect.collect(d)
-        with open(path) as f:
-            return list(csv.DictReader(f))
-    rows, lines = [], sbdesc.read_manifest(d)
-    for ln in lines:
-        if sbrun.line_state(d, ln)[0] != "done":
-            continue
-        st = sbrun.read_status(d, ln) or {}
-        run = sbread.read_run(os.path.join(d, ln["out"]), st)
-        s, made = run["summary"], run["provenance"]
-        rows.append({**ln["tags"], **sbcollect.flatten(s), **sbcollect.derived(s), "args": " ".join(ln["args"]),
-                     "git_sha": made["sha"], "dirty": int(made["dirty"]),
-                     **{k: made[k] for k in machines.COLUMNS}, "overloaded": int(bool(st.get("overloaded")))})
-    print(f"validate_sim: {d}: {len(rows)} of {len(lines)} runs finished; the rest left out (--partial)", file=sys.stderr)
-    return rows
-
-
-def load_summary(d):
-    # a committed validation keeps its native half's samples as load-native.json beside runs.csv.xz
-    d = d.partition("?")[0]
-    path = os.path.join(os.path.dirname(d), "load-native.json") if os.path.isfile(d) else os.path.join(d, "load.json")
-    try:
-        with open(path) as f:
-            s = [x[1] for x in json.load(f)["samples"]]
-        return f"load average (1 min) while it ran: min {min(s):.1f}, median {statistics.median(s):.1f}, max {max(s):.1f}"
-    except (OSError, ValueError, KeyError):
-        return "load average not recorded (runs not started by validate_sim.py run)"
 
 
 def speedup_lines(med, cells, target):
