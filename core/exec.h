@@ -115,6 +115,10 @@ enum sb_cost {
 	 * a run that shares its cores (--sim-cores) hands them out in slices; without it SimGrid
 	 * shares them evenly among the threads executing at once. */
 	SB_COST_SLICE,
+	/* A job's own CPU beyond its tasks': creating, submitting, counting, recording and reaping
+	 * it. Optional (0 without it); charged where the job ends, on the thread that runs its
+	 * teardown (natively about a third of it runs there, the rest on its creator). */
+	SB_COST_JOB,
 	SB_NR_COSTS
 };
 extern const char *const sb_cost_names[SB_NR_COSTS];

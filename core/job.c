@@ -171,6 +171,7 @@ static void teardown_now(struct sb_thread *tc, struct sb_job *j)
 	bool unfinished = (atomic_load_explicit(&j->flags, memory_order_relaxed) & SB_JF_CANCELLED) &&
 			  (atomic_load_explicit(&rt->slow, memory_order_relaxed) & SB_SLOW_CANCEL);
 	record(tc, j, unfinished);
+	sb_exec_charge(SB_COST_JOB, -1, tc->worker, NULL);
 	sb_count(tc, SB_C_TEARDOWN, 1);
 	if (unfinished)
 		sb_count(tc, SB_C_UNFINISHED, 1);
@@ -183,8 +184,12 @@ static void teardown_now(struct sb_thread *tc, struct sb_job *j)
 	uint32_t f = atomic_fetch_or_explicit(&j->flags, SB_JF_DONE, memory_order_release);
 	if (f & SB_JF_WAITERS)
 		sb_exec_unpark(&j->flags, INT_MAX);
-	/* release: pairs with the acquire load in sb_rt_stop, so a stopper sees finished jobs */
-	if (atomic_fetch_sub_explicit(&rt->live_jobs, 1, memory_order_release) == 1) {
+	/* seq_cst, with the load of live_waited: a store-load pair against sb_rt_stop's store of
+	 * live_waited and load of live_jobs, so either it sees this decrement or this teardown sees
+	 * it waiting and wakes it (it also releases the job's effects to its acquire). Nobody
+	 * waiting, the last job of a run that keeps one in flight costs no futex call. */
+	if (atomic_fetch_sub_explicit(&rt->live_jobs, 1, memory_order_seq_cst) == 1 &&
+	    atomic_load_explicit(&rt->live_waited, memory_order_seq_cst)) {
 		atomic_fetch_add_explicit(&rt->live_seq, 1, memory_order_release);
 		sb_exec_unpark(&rt->live_seq, INT_MAX);
 	}

@@ -158,6 +158,7 @@ struct sb_rt {
 	_Atomic unsigned wake_rr;                         /* where a searcher wake starts its scan */
 	_Alignas(SB_CACHELINE) _Atomic int64_t live_jobs; /* submitted, teardown not finished */
 	_Atomic uint32_t live_seq;                        /* futex word: bumped when live_jobs hits 0 */
+	_Atomic bool live_waited;                         /* sb_rt_stop waits on live_seq */
 	_Atomic uint64_t job_ids;
 	_Atomic uint64_t task_seq;
 	_Atomic uint32_t slow;                            /* SB_SLOW_* */

@@ -214,9 +214,11 @@ void sb_rt_stop(struct sb_rt *rt, enum sb_stop_mode mode)
 			if (tc->serial.len)
 				continue;
 		}
+		/* seq_cst: pairs with teardown_now's decrement and load of live_waited (see there) */
+		atomic_store_explicit(&rt->live_waited, true, memory_order_seq_cst);
 		uint32_t seq = atomic_load_explicit(&rt->live_seq, memory_order_acquire);
-		/* acquire: pairs with the release decrement in teardown_now */
-		if (atomic_load_explicit(&rt->live_jobs, memory_order_acquire) <= 0)
+		/* seq_cst (acquire at least): pairs with the decrement in teardown_now */
+		if (atomic_load_explicit(&rt->live_jobs, memory_order_seq_cst) <= 0)
 			break;
 		if (atomic_load_explicit(&rt->failed, memory_order_relaxed)) {
 			/* a failed run may never drain (a starved queue, a livelock): what is queued

@@ -15,7 +15,8 @@ comes from whole native runs of schedbed: the micro workload's chain (each task 
 no work) at 1 worker, the CPU time a longer chain adds per task it adds, median of 3 pairs; that overhead minus the push becomes
 the policy's `push@POLICY` (a submit with the core's per-task overhead, as the simulator charges
 it: every task is submitted through the policy, while some are taken without a policy call, from
-the caller's own list under serial and hybrid).
+the caller's own list under serial and hybrid). A job's own CPU beyond its task's (`job`) comes
+from the same kind of runs: one request thread running one-task jobs back to back under serial.
 The transfer to another socket needs a machine with two; on one socket the file keeps the
 previous value (never below the measured `line`) and says so. The header records the date, the machine, the git commit and the
 load average: a measurement on a busy machine reads high.
@@ -47,6 +48,7 @@ ORDER += [f"{g}_{q}" for g in ("park_busy", "park_idle", "over_100us", "over_1ms
           for q in ("p10", "p50", "p90", "p99", "p999")]
 LONG_PARK = {k for k in ORDER if k.startswith(("park_long_after", "park_busy_", "park_idle_"))}
 CHAINS = (200000, 2000000)  # two chain lengths: the difference cancels start-up and end
+JOBS = (100000, 1000000)  # two counts of one-task jobs, for `job` alike
 
 
 def sockets():
@@ -81,6 +83,30 @@ def chain_lines(pols):
             for rep in (1, 2, 3) for pol in pols for n in CHAINS]
 
 
+def job_lines():
+    """One request thread running one-task jobs with no work back to back under serial (every job
+    created, run, torn down and reaped on that thread: no wake-up, no other thread's share), a
+    short and a long run, 3 rounds: what per_job reads. The rows are recorded, as a validation's
+    runs record them."""
+    return [{"id": f"jobs.{n}.r{rep}", "out": f"jobs/{n}-r{rep}", "program": "schedbed", "timing": True,
+             "tags": {"policy": "serial", "jobs": n, "rep": rep},
+             "args": ["--policy", "serial", "--workload", "micro", "--threads", "1", "-n", str(n), "--set",
+                      "pattern=chain", "--set", "length=1", "--set", "work_ns=0"]}
+            for rep in (1, 2, 3) for n in JOBS]
+
+
+def per_job(runs):
+    """CPU ns per one-task job in the measured window (writing the rows out after it is not a
+    job's), the difference between a short and a long run over their difference in jobs, median
+    of 3 pairs."""
+    vals = []
+    for rep in (1, 2, 3):
+        (c0, n0), (c1, n1) = ((s["cpu"]["window_user_s"] + s["cpu"]["window_sys_s"], s["jobs"])
+                              for s in (runs[f"jobs.{n}.r{rep}"]["summary"] for n in JOBS))
+        vals.append((c1 - c0) * 1e9 / (n1 - n0))
+    return statistics.median(vals)
+
+
 def per_task(runs, pol):
     """CPU ns per task of a 1-worker chain with no work: the CPU difference between a short and a
     long chain over their difference in tasks (start-up, the other threads' and the end's CPU
@@ -111,7 +137,7 @@ def main():
                                       f"{name}-{time.strftime('%Y%m%dT%H%M%SZ', time.gmtime())}")
     pols = policy_names(a.schedbed)
     lines = [{"id": "primitives", "out": "primitives", "program": "calibrate", "args": [], "timing": True,
-              "stdout": "primitives.txt", "tags": {}}] + chain_lines(pols)
+              "stdout": "primitives.txt", "tags": {}}] + chain_lines(pols) + job_lines()
     load0 = os.getloadavg()[0]
     rc = run_manifest(runs_dir, lines, a.schedbed, allow_dirty=a.allow_dirty, retry_failed=a.retry_failed,
                       resume=f"calibrate.py --runs {runs_dir} --retry-failed")
@@ -136,6 +162,9 @@ def main():
     for pol in pols:
         task[pol] = per_task(runs, pol)
         print(f"calibrate: {pol:13} {task[pol]:.0f} ns per task", flush=True)
+    # a job's own CPU: the serial one-task job's, less its task's (serial's submit and a pop)
+    cost["job"] = max(per_job(runs) - task["serial"], 0.0)
+    print(f"calibrate: a job costs {cost['job']:.0f} ns beyond its task", flush=True)
     # the simulator refuses a spin iteration or a yield that costs nothing
     cost["relax"] = max(cost["relax"], 1.0)
     cost["yield"] = max(cost["yield"], 1.0)
@@ -174,6 +203,9 @@ def main():
         "# sleep or timed park's timeout returns that late (interpolated by its length).",
         "# slice: the median turn of two threads spinning on one CPU (1 s): with it, a run that shares its",
         "# cores (--sim-cores) hands them out in slices, a woken thread taking a core at once.",
+        f"# job: CPU time per one-task job with no work of one request thread under serial, in the window (the",
+        f"# CPU {JOBS[1]} jobs take beyond {JOBS[0]}, over the extra jobs; median of 3 pairs), less serial's per-task",
+        "# time: creating, submitting, counting, recording and reaping a job; charged where the job ends.",
         f"# push@POLICY: CPU time per task of a 1-worker chain with no work (the CPU {CHAINS[1]} tasks take",
         f"# beyond {CHAINS[0]}, over the extra tasks; median of 3 pairs of native runs) minus pop: the policy's callbacks and the core's per-task path, charged on the",
         "# submit because every task passes there (the caller's own list is popped without a policy call).",
@@ -187,6 +219,7 @@ def main():
                                                  else f"{k} {cost[k]:.1f}") for k in ORDER]
     if "slice" in cost:  # not measured where two threads cannot be put on one CPU
         lines.append(f"slice {cost['slice']:.0f}")
+    lines.append(f"job {cost['job']:.1f}")
     for pol in pols:
         lines.append(f"push@{pol} {max(task[pol] - cost['pop'], cost['push']):.1f}")
     tmpf = a.out + ".tmp"

@@ -139,7 +139,7 @@ def determinism(sb, tmp):
     with open(os.path.join(a, "meta.json")) as f:
         ex = json.load(f)["executor"]
     names = ex.get("costs_ns", {})
-    check(ex.get("name") == "sim" and "workers" in ex.get("platform", "") and len(names) == 40
+    check(ex.get("name") == "sim" and "workers" in ex.get("platform", "") and len(names) == 41
           and all(k in names for k in ("push", "park_p999", "park_long_after", "park_idle_p50", "over_1ms_p999")),
           f"determinism: meta.json records executor, platform and costs ({ex})")
 
@@ -220,6 +220,48 @@ def costs(sb, tmp):
               f"costs {pol}: simulated CPU {cpu:.3f} s in [{lo}, {hi}), push charged {push} ns")
 
 
+def job_cost(sb, tmp):
+    """`job` is charged once per job, on the thread that ends it: one request thread running
+    one-task jobs under serial spends `job` more per job (its simulated CPU, over the jobs), and
+    meta.json says null where the table has none."""
+    base = base_table(sb)
+    cpu, meta = {}, {}
+    for name, extra in (("none", ""), ("job", "job 20000\n")):
+        path = os.path.join(tmp, f"job-{name}.txt")
+        with open(path, "w") as f:
+            f.write(base + extra)
+        d = os.path.join(tmp, "job-" + name)
+        p = run(sb, ["--policy", "serial", "--workload", "micro", "--threads", "1", "-n", "500", "--set", "pattern=chain",
+                     "--set", "length=1", "--sim-costs", path], d)
+        check(p.returncode == 0, f"job {name}: exits 0 ({p.returncode}: {p.stderr.strip()[:300]})")
+        if p.returncode:
+            return
+        cpu[name] = summary(d)["cpu"]["user_s"]
+        with open(os.path.join(d, "meta.json")) as f:
+            meta[name] = json.load(f)["executor"]["costs_ns"].get("job", "absent")
+    extra = (cpu["job"] - cpu["none"]) * 1e9 / 500
+    check(abs(extra / 20000 - 1) < 0.02, f"job: 500 jobs cost 20000 ns more each ({extra:.0f} ns)")
+    check(meta == {"none": None, "job": 20000}, f"job: meta.json records the cost, null without it ({meta})")
+
+
+def park_way_back(sb, tmp):
+    """The way back from a park is a wait, not a debt: the woken thread acts when it runs again,
+    so it sees what happened meanwhile. One producer keeping 16 one-task jobs in flight, parked
+    on the oldest, comes back from a 200 us park to find all 16 done and refills its window, which
+    wakes the worker from its own 200 us park: 16 jobs per two parks, 40,000 a second. (As a debt
+    it acted at once, found one job done, and paid a park per job: 5,000 a second.)"""
+    path = os.path.join(tmp, "park-way-back.txt")
+    with open(path, "w") as f:
+        f.write("".join(ln for ln in base_table(sb).splitlines(True) if not ln.startswith("park ")) + "park 200000\n")
+    d = os.path.join(tmp, "park-way-back")
+    p = run(sb, ["--policy", "stealing", "--workload", "tiny", "--threads", "1", "--set", "producers=1", "--set",
+                 "window=16", "--duration", "0.05", "--warmup", "0.01", "--sim-costs", path], d)
+    check(p.returncode == 0, f"park way back: exits 0 ({p.returncode}: {p.stderr.strip()[:300]})")
+    if p.returncode == 0:
+        thr = summary(d)["throughput"]
+        check(thr > 4 / 200e-6, f"park way back: more than 4 jobs per park ({thr:.0f} jobs/s; 5000 is one per park)")
+
+
 def cold(sb, tmp):
     with open(table(sb)) as f:
         base = [ln for ln in f if not ln.startswith(("cold ", "cold_after "))]
@@ -241,7 +283,7 @@ def cold(sb, tmp):
     check(0 <= lifo < fifo / 50, f"cold: LIFO fork-join has few tasks that old (extra {lifo:.6f} s against FIFO's {fifo:.6f} s)")
 
 
-OPTIONAL = ("park_p", "park_long_after", "park_busy_", "park_idle_", "over_100us_", "over_1ms_", "slice")
+OPTIONAL = ("park_p", "park_long_after", "park_busy_", "park_idle_", "over_100us_", "over_1ms_", "slice", "job")
 
 
 def base_table(sb):
@@ -646,7 +688,8 @@ def main():
     ap.add_argument("--schedbed", required=True)
     ap.add_argument("--only", choices=["determinism", "accounting", "agreement", "progress", "costs",
                                            "bad_input", "table", "validate", "speedup_split", "cold", "shared_cores",
-                                           "slices", "park_spread", "long_parks", "busy_pause"])
+                                           "slices", "park_spread", "long_parks", "busy_pause", "job_cost",
+                                           "park_way_back"])
     a = ap.parse_args()
     sb = os.path.abspath(a.schedbed)
     tmp = tempfile.mkdtemp(prefix="schedbed-sim-")
@@ -654,7 +697,8 @@ def main():
         for name, fn in (("determinism", determinism), ("accounting", accounting), ("agreement", agreement),
                          ("progress", progress), ("costs", costs), ("bad_input", bad_input), ("table", own_table),
                          ("validate", validate), ("speedup_split", speedup_split), ("cold", cold), ("shared_cores", shared_cores),
-                         ("slices", slices), ("park_spread", park_spread), ("long_parks", long_parks), ("busy_pause", busy_pause)):
+                         ("slices", slices), ("park_spread", park_spread), ("long_parks", long_parks), ("busy_pause", busy_pause),
+                         ("job_cost", job_cost), ("park_way_back", park_way_back)):
             if not a.only or a.only == name:
                 fn(sb, tmp)
     finally:
