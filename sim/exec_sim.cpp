@@ -83,6 +83,7 @@ struct actor_state {
 struct placement {
 	int line;
 	uint64_t seq;
+	double at; /* simulated ns when its push ended: no pop or steal takes it sooner */
 };
 
 struct line_state {
@@ -497,6 +498,8 @@ void charge(enum sb_cost c, int line, int self, const void *task)
 {
 	actor_state *a = me();
 	double cost = S.cost[c];
+	double ready = 0;    /* a taken task's push ended then */
+	placement *pushed = nullptr;
 	if (task) {
 		/* a push notes its line; a pop or steal takes the task from the line it was pushed on:
 		 * the shared queue for a global policy, the victim's queue for a steal. A task run from
@@ -504,13 +507,14 @@ void charge(enum sb_cost c, int line, int self, const void *task)
 		if (c == SB_COST_PUSH) {
 			S.pushes++;
 			if (line >= 0)
-				S.placed[task] = placement{ line, S.pushes };
+				pushed = &(S.placed[task] = placement{ line, S.pushes, 0 });
 			else
 				S.placed.erase(task);
 		} else {
 			auto it = S.placed.find(task);
 			if (it != S.placed.end()) {
 				line = it->second.line;
+				ready = it->second.at;
 				/* every push since wrote a task's worth of memory: past the cache's capacity in
 				 * tasks this one comes back from memory (FIFO fork-join holds its whole frontier) */
 				if ((double)(S.pushes - it->second.seq) > S.cost[SB_COST_COLD_AFTER])
@@ -529,19 +533,22 @@ void charge(enum sb_cost c, int line, int self, const void *task)
 				      S.socket[(size_t)self] != S.socket[(size_t)l.owner];
 			cost += S.cost[remote ? SB_COST_LINE_REMOTE : SB_COST_LINE];
 		}
-		/* serialised behind the line's previous operation, if that began first: an actor's
-		 * operation happens once it has paid what it owes (t), so the last one charged may lie
-		 * ahead of this one, and this one does not wait for it */
+		/* An actor's operation happens once it has paid what it owes (t), so the operation
+		 * charged last on a line may lie ahead of this one. This one waits for the task it takes
+		 * to have been pushed, and behind the line's previous operation if that began first,
+		 * but not for a later one: a pop of an old task does not wait for a push of a new one
+		 * whose pusher still owes a wake-up. */
 		double t = sg4::Engine::get_clock() + a->debt;
-		if (t >= l.last_at) {
-			double start = l.free_at > t ? l.free_at : t;
-			l.free_at = start + cost;
+		double start = std::max(t, ready);
+		if (start >= l.last_at) {
+			start = std::max(start, l.free_at);
 			l.last_at = start;
 			l.owner = self;
-			cost = l.free_at - t;
-		} else if (t + cost > l.free_at) {
-			l.free_at = t + cost;
 		}
+		l.free_at = std::max(l.free_at, start + cost);
+		if (pushed)
+			pushed->at = start + cost;
+		cost = start + cost - t;
 	}
 	/* Spin iterations and yields pay at once (a bounded poll's, SB_EXEC_OWED, does not); anything
 	 * else pays with the next work or wait, or here once the actor is SB_SIM_AHEAD_NS ahead of
