@@ -68,6 +68,8 @@ builds=(
 	"ptl-fixed-ltl|idle.pml|-DN=2 -DSPAWN=0 -DPTL -DPTL_FIX|ltl|-O1|ptl-fixed-all-run:all_run:pass ptl-fixed-stops:stops:pass"
 	"ptl-fix-cap-only|idle.pml|-DN=2 -DSPAWN=0 -DPTL -DPTL_FIX_CAP|safety|-O1|ptl-fix-cap-only::pass"
 	"ptl-fix-pop-only|idle.pml|-DN=2 -DSPAWN=0 -DPTL -DPTL_FIX_POP|safety|-O0|ptl-fix-pop-only::invalid_end_state"
+	"live|live.pml||safety|-O0|live::pass"
+	"live-broken-flag-first|live.pml|-DBROKEN_FLAG_FIRST|safety|-O0|live-broken-flag-first::invalid_end_state"
 	"watcher|watcher.pml||safety|-O0|watcher::pass"
 	"watcher-timeouts|watcher.pml|-DTIMEOUTS|safety|-O0|watcher-timeouts::pass"
 	"watcher-ltl|watcher.pml||ltl|-O0|watcher-all-run:all_run:pass watcher-stops:stops:pass"
