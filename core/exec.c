@@ -33,7 +33,8 @@ const char *const sb_cost_names[SB_NR_COSTS] = {
 	[SB_COST_OVER_100US_P999] = "over_100us_p999", [SB_COST_OVER_1MS_P10] = "over_1ms_p10",
 	[SB_COST_OVER_1MS_P50] = "over_1ms_p50", [SB_COST_OVER_1MS_P90] = "over_1ms_p90",
 	[SB_COST_OVER_1MS_P99] = "over_1ms_p99", [SB_COST_OVER_1MS_P999] = "over_1ms_p999",
-	[SB_COST_SLICE] = "slice", [SB_COST_JOB] = "job",
+	[SB_COST_SLICE] = "slice", [SB_COST_JOB] = "job", [SB_COST_JOB_CREATE] = "job_create",
+	[SB_COST_JOB_END] = "job_end", [SB_COST_PARK_CPU] = "park_cpu",
 };
 
 void sb_exec_use(const struct sb_exec_ops *vt)

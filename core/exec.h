@@ -116,9 +116,20 @@ enum sb_cost {
 	 * shares them evenly among the threads executing at once. */
 	SB_COST_SLICE,
 	/* A job's own CPU beyond its tasks': creating, submitting, counting, recording and reaping
-	 * it. Optional (0 without it); charged where the job ends, on the thread that runs its
-	 * teardown (natively about a third of it runs there, the rest on its creator). */
+	 * it, all on one thread (serial's request thread runs its own jobs). Optional (0 without
+	 * it); charged on the thread that runs the teardown when that thread also created the job. */
 	SB_COST_JOB,
+	/* A job that ends on another thread than its creator costs each more than `job` says: its
+	 * memory and the counters it touches move between their cores. job_create: the creator's
+	 * CPU per such job (beyond the push), charged as it lets go of the finished job; job_end:
+	 * the finisher's (beyond its tasks' pops and pushes), charged at the teardown. Optional:
+	 * without job_end a job ending anywhere costs `job` there, without job_create its creator
+	 * pays nothing. */
+	SB_COST_JOB_CREATE,
+	SB_COST_JOB_END,
+	/* The CPU a park costs the parked thread itself: the futex call, the switch away and the
+	 * switch back (`park` is the wait, this is the work in it). Optional (0 without it). */
+	SB_COST_PARK_CPU,
 	SB_NR_COSTS
 };
 extern const char *const sb_cost_names[SB_NR_COSTS];

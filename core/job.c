@@ -47,6 +47,8 @@ struct sb_job *sb_job_create(struct sb_rt *rt, const struct sb_job_desc *d)
 	j->t_arrival = d->t_arrival;
 	j->rt = rt;
 	j->end_thread = -1;
+	if (sb_exec_virtual() && sb_self)
+		j->creator = sb_self->id + 1;
 	atomic_init(&j->refs, 1);
 	return j;
 }
@@ -58,8 +60,22 @@ void sb_job_ref_put(struct sb_job *j)
 		free(j);
 }
 
+/* The creator's share of a job that ended on another thread (SB_COST_JOB_CREATE), charged as the
+ * creator lets go of the finished job: reading what its finisher wrote, freeing what it touched.
+ * A creator that lets go before the end (fire and forget) is not charged. */
+static SB_COLD void charge_creator(struct sb_job *j)
+{
+	struct sb_thread *tc = sb_self;
+	/* acquire: pairs with the release of SB_JF_DONE, after which ended_away is written */
+	if (tc && j->creator == tc->id + 1 && (atomic_load_explicit(&j->flags, memory_order_acquire) & SB_JF_DONE) &&
+	    j->ended_away)
+		sb_exec_charge(SB_COST_JOB_CREATE, -1, tc->worker, NULL);
+}
+
 void sb_job_put(struct sb_job *j)
 {
+	if (sb_exec_virtual())
+		charge_creator(j);
 	sb_job_ref_put(j);
 }
 
@@ -171,7 +187,12 @@ static void teardown_now(struct sb_thread *tc, struct sb_job *j)
 	bool unfinished = (atomic_load_explicit(&j->flags, memory_order_relaxed) & SB_JF_CANCELLED) &&
 			  (atomic_load_explicit(&rt->slow, memory_order_relaxed) & SB_SLOW_CANCEL);
 	record(tc, j, unfinished);
-	sb_exec_charge(SB_COST_JOB, -1, tc->worker, NULL);
+	if (sb_exec_virtual()) {
+		/* a job torn down where it was made (serial's) costs `job`; one that crossed threads
+		 * costs its finisher job_end here and its creator job_create as it lets go */
+		j->ended_away = j->creator != tc->id + 1;
+		sb_exec_charge(j->ended_away ? SB_COST_JOB_END : SB_COST_JOB, -1, tc->worker, NULL);
+	}
 	sb_count(tc, SB_C_TEARDOWN, 1);
 	if (unfinished)
 		sb_count(tc, SB_C_UNFINISHED, 1);
@@ -182,8 +203,10 @@ static void teardown_now(struct sb_thread *tc, struct sb_job *j)
 	sb_policy_job_end(rt, j);
 	/* release: the callback's effects and t_end happen before a waiter's acquire of DONE */
 	uint32_t f = atomic_fetch_or_explicit(&j->flags, SB_JF_DONE, memory_order_release);
-	if (f & SB_JF_WAITERS)
+	if (f & SB_JF_WAITERS) {
+		sb_count(tc, SB_C_JOB_WAKE, 1);
 		sb_exec_unpark(&j->flags, INT_MAX);
+	}
 	/* seq_cst, with the load of live_waited: a store-load pair against sb_rt_stop's store of
 	 * live_waited and load of live_jobs, so either it sees this decrement or this teardown sees
 	 * it waiting and wakes it (it also releases the job's effects to its acquire). Nobody
@@ -313,6 +336,7 @@ bool sb_job_wait(struct sb_job *j)
 		if (f & SB_JF_DONE)
 			return true;
 		/* bounded sleep so that a run that failed elsewhere is noticed */
+		sb_count(tc, SB_C_JOB_WAIT, 1);
 		sb_exec_park(&j->flags, f | SB_JF_WAITERS, 50 * 1000 * 1000);
 	}
 }

@@ -201,6 +201,10 @@ struct sb_job {
 	bool SB_CORE_OWNED(holds_txn_lock); /* hybrid serial job: the txn lock is released after teardown */
 	uint64_t t_end;
 	int end_thread;          /* worker index that ran the teardown, or -1 for other threads */
+	/* a virtual executor's: the creating thread (its id + 1; 0 = not attached) and whether the
+	 * teardown ran on another one (valid once SB_JF_DONE is seen), for the job's costs */
+	unsigned SB_CORE_OWNED(creator);
+	bool SB_CORE_OWNED(ended_away);
 };
 
 /* ------------------------------------------------------------------------------------------ */

@@ -17,6 +17,10 @@ the policy's `push@POLICY` (a submit with the core's per-task overhead, as the s
 it: every task is submitted through the policy, while some are taken without a policy call, from
 the caller's own list under serial and hybrid). A job's own CPU beyond its task's (`job`) comes
 from the same kind of runs: one request thread running one-task jobs back to back under serial.
+What a job costs when it is created on one thread and ended on another (`job_create`, `job_end`:
+its memory and its counters move between cores) comes from micro chains of one task too, 64 in
+flight from one request thread to one fifo worker that never sleeps. The calibrate program also
+gives what a park costs the parked thread in CPU (`park_cpu`).
 The transfer to another socket needs a machine with two; on one socket the file keeps the
 previous value (never below the measured `line`) and says so. The header records the date, the machine, the git commit and the
 load average: a measurement on a busy machine reads high.
@@ -42,13 +46,14 @@ from sbrun import read_status, run_manifest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
-ORDER = ["push", "pop", "pop_empty", "steal", "steal_empty", "wake", "park", "relax", "yield", "line", "line_remote",
+ORDER = ["push", "pop", "pop_empty", "steal", "steal_empty", "wake", "park", "park_cpu", "relax", "yield", "line", "line_remote",
          "cold", "cold_after", "park_p10", "park_p50", "park_p90", "park_p99", "park_p999", "park_long_after"]
 ORDER += [f"{g}_{q}" for g in ("park_busy", "park_idle", "over_100us", "over_1ms")
           for q in ("p10", "p50", "p90", "p99", "p999")]
 LONG_PARK = {k for k in ORDER if k.startswith(("park_long_after", "park_busy_", "park_idle_"))}
 CHAINS = (200000, 2000000)  # two chain lengths: the difference cancels start-up and end
 JOBS = (100000, 1000000)  # two counts of one-task jobs, for `job` alike
+REMOTE_WINDOW = 64  # one-task jobs the request thread keeps in flight for job_create and job_end
 
 
 def sockets():
@@ -95,6 +100,35 @@ def job_lines():
             for rep in (1, 2, 3) for n in JOBS]
 
 
+def remote_lines():
+    """One request thread keeping 64 one-task jobs with no work in flight for one worker under fifo
+    that never sleeps (busy_worker): every job is created on one thread and ended on another, with
+    no wake-up and no park between them. 3 rounds of 0.5 s: what per_remote reads."""
+    return [{"id": f"remote.r{rep}", "out": f"remote/r{rep}", "program": "schedbed", "timing": True, "slim": True,
+             "tags": {"policy": "fifo", "rep": rep},
+             "args": ["--policy", "fifo", "--workload", "micro", "--threads", "1", "--duration", "0.5", "--set",
+                      "pattern=chain", "--set", "length=1", "--set", "work_ns=0", "--set",
+                      f"window={REMOTE_WINDOW}", "--set", "busy_worker=true"]}
+            for rep in (1, 2, 3)]
+
+
+def per_remote(runs, cost, task):
+    """job_create and job_end from the remote rounds, medians of 3. The worker never sleeps, so of
+    the window's CPU one core is its and the rest the request thread's (the harness's threads
+    sleep); the worker's share is its busy time. Each less what the simulator charges that thread
+    for the same job there: the creator its root task's push and a transfer of the queue's line;
+    the finisher the root's pop, the teardown task's push and pop, and a transfer of the line."""
+    create, end = [], []
+    for rep in (1, 2, 3):
+        s = runs[f"remote.r{rep}"]["summary"]
+        w = s["counters"]["window"]
+        jobs = w["teardowns"]
+        cpu = s["cpu"]["window_user_s"] + s["cpu"]["window_sys_s"]
+        create.append((cpu - s["window_s"]) * 1e9 / jobs - (task["fifo"] - cost["pop"]) - cost["line"])
+        end.append(w["busy_ns"] / jobs - task["fifo"] - cost["pop"] - cost["line"])
+    return max(statistics.median(create), 0.0), max(statistics.median(end), 0.0)
+
+
 def per_job(runs):
     """CPU ns per one-task job in the measured window (writing the rows out after it is not a
     job's), the difference between a short and a long run over their difference in jobs, median
@@ -137,7 +171,7 @@ def main():
                                       f"{name}-{time.strftime('%Y%m%dT%H%M%SZ', time.gmtime())}")
     pols = policy_names(a.schedbed)
     lines = [{"id": "primitives", "out": "primitives", "program": "calibrate", "args": [], "timing": True,
-              "stdout": "primitives.txt", "tags": {}}] + chain_lines(pols) + job_lines()
+              "stdout": "primitives.txt", "tags": {}}] + chain_lines(pols) + job_lines() + remote_lines()
     load0 = os.getloadavg()[0]
     rc = run_manifest(runs_dir, lines, a.schedbed, allow_dirty=a.allow_dirty, retry_failed=a.retry_failed,
                       resume=f"calibrate.py --runs {runs_dir} --retry-failed")
@@ -165,6 +199,9 @@ def main():
     # a job's own CPU: the serial one-task job's, less its task's (serial's submit and a pop)
     cost["job"] = max(per_job(runs) - task["serial"], 0.0)
     print(f"calibrate: a job costs {cost['job']:.0f} ns beyond its task", flush=True)
+    cost["job_create"], cost["job_end"] = per_remote(runs, cost, task)
+    print(f"calibrate: a job ended on another thread costs its creator {cost['job_create']:.0f} ns and its "
+          f"finisher {cost['job_end']:.0f} ns", flush=True)
     # the simulator refuses a spin iteration or a yield that costs nothing
     cost["relax"] = max(cost["relax"], 1.0)
     cost["yield"] = max(cost["yield"], 1.0)
@@ -187,7 +224,9 @@ def main():
         "# Primitives: the fastest of 31 rounds (other processes only add time). push, pop, pop_empty,",
         "# steal, steal_empty: the core's deque, owner's and thief's side, without a line transfer (`line`",
         "# prices that); steal_empty is one empty victim, charged per victim a sweep visits. wake: the",
-        "# waker's futex call; park: from that call until the sleeper runs again. relax: one pause;",
+        "# waker's futex call; park: from that call until the sleeper runs again; park_cpu: the CPU time the",
+        "# two threads' parks cost themselves (their CPU less their wake calls, per park), the median round's",
+        "# (rounds where the two threads shared a CPU cost a tenth of the rest). relax: one pause;",
         "# yield: one sched_yield; line: half the round trip of a cache line bounced between two threads.",
         "# cold, cold_after: FIFO passes over 2^10..2^22 tasks in a shuffled memory order (pushed, then taken",
         "# oldest first reading each task's lines): cold_after is the last count before a pass costs twice the",
@@ -205,7 +244,12 @@ def main():
         "# cores (--sim-cores) hands them out in slices, a woken thread taking a core at once.",
         f"# job: CPU time per one-task job with no work of one request thread under serial, in the window (the",
         f"# CPU {JOBS[1]} jobs take beyond {JOBS[0]}, over the extra jobs; median of 3 pairs), less serial's per-task",
-        "# time: creating, submitting, counting, recording and reaping a job; charged where the job ends.",
+        "# time: creating, submitting, counting, recording and reaping a job; charged where the job ends if its",
+        "# creator ends it. job_create, job_end: a job created on one thread and ended on another, from one",
+        f"# request thread keeping {REMOTE_WINDOW} one-task jobs with no work in flight for one fifo worker that never sleeps",
+        "# (0.5 s, median of 3): the request thread's CPU per job (the window's CPU less the worker's core) less",
+        "# its push and a line, and the worker's busy time per job less its pops, the teardown task's push and a",
+        "# line; charged to the creator as it lets go of the job and to the finisher at the teardown.",
         f"# push@POLICY: CPU time per task of a 1-worker chain with no work (the CPU {CHAINS[1]} tasks take",
         f"# beyond {CHAINS[0]}, over the extra tasks; median of 3 pairs of native runs) minus pop: the policy's callbacks and the core's per-task path, charged on the",
         "# submit because every task passes there (the caller's own list is popped without a policy call).",
@@ -220,6 +264,8 @@ def main():
     if "slice" in cost:  # not measured where two threads cannot be put on one CPU
         lines.append(f"slice {cost['slice']:.0f}")
     lines.append(f"job {cost['job']:.1f}")
+    lines.append(f"job_create {cost['job_create']:.1f}")
+    lines.append(f"job_end {cost['job_end']:.1f}")
     for pol in pols:
         lines.append(f"push@{pol} {max(task[pol] - cost['pop'], cost['push']):.1f}")
     tmpf = a.out + ".tmp"

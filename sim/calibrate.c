@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <urcu/urcu-memb.h>
 
 #include "../core/exec.h"
@@ -171,7 +172,7 @@ static double line_cost(void)
  * the fastest round is the cost on a quiet core, the percentiles are how far a park strays from it
  * (a halted virtual CPU, a neighbour on the core), which a latency tail is made of. */
 #define HANDOFFS (ROUNDS * (PINGS / 4)) /* parks per thread over all rounds */
-static _Atomic uint64_t sent_at, park_ns;
+static _Atomic uint64_t sent_at, park_ns, partner_cpu;
 static double lat[2][HANDOFFS];
 static int nlat[2];
 
@@ -201,18 +202,35 @@ static void wait_turn(int me)
 	atomic_store_explicit(&word[me], 0, memory_order_relaxed);
 }
 
+static uint64_t thread_cpu_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
 static void *park_partner(void *arg)
 {
+	uint64_t c0 = thread_cpu_ns();
 	for (int i = 0; i < PINGS / 4; i++) {
 		wait_turn(1);
 		hand_over(0);
 	}
+	/* relaxed: read after the join */
+	atomic_store_explicit(&partner_cpu, thread_cpu_ns() - c0, memory_order_relaxed);
 	return NULL;
 }
 
-static void park_costs(double *wake, double *park)
+static double median_of(double *v, int n);
+
+/* wake, park, and park_cpu: the CPU the two threads' parks cost themselves (their CPU time over
+ * the round less their wake calls, per park: the futex wait, the switches away and back, and the
+ * hand-off's few clock reads). park_cpu is the median round's, not the fastest: the rounds split
+ * by where the two threads ran, a few on one CPU (about 0.2 us a park on the AMD EPYC host) and
+ * most on two (1.2 to 3.8 us), and the fastest would be the rare one. */
+static void park_costs(double *wake, double *park, double *park_cpu)
 {
-	double w[ROUNDS], p[ROUNDS];
+	double w[ROUNDS], p[ROUNDS], pc[ROUNDS];
 	for (int r = 0; r < ROUNDS; r++) {
 		struct sb_xthread th;
 		/* relaxed: published by the thread start */
@@ -220,18 +238,24 @@ static void park_costs(double *wake, double *park)
 		atomic_store_explicit(&park_ns, 0, memory_order_relaxed);
 		if (sb_exec_thread_start(&th, "park", park_partner, NULL))
 			abort();
+		uint64_t c0 = thread_cpu_ns();
 		for (int i = 0; i < PINGS / 4; i++) {
 			hand_over(1);
 			wait_turn(0);
 		}
+		uint64_t cpu = thread_cpu_ns() - c0;
 		sb_exec_thread_join(&th);
 		double handoffs = 2.0 * (PINGS / 4);
 		/* relaxed: the join ordered the partner's additions */
-		w[r] = (double)atomic_load_explicit(&wake_ns, memory_order_relaxed) / handoffs;
+		uint64_t woke = atomic_load_explicit(&wake_ns, memory_order_relaxed);
+		w[r] = (double)woke / handoffs;
 		p[r] = (double)atomic_load_explicit(&park_ns, memory_order_relaxed) / handoffs;
+		cpu += atomic_load_explicit(&partner_cpu, memory_order_relaxed);
+		pc[r] = cpu > woke ? (double)(cpu - woke) / handoffs : 0;
 	}
 	*wake = least(w, ROUNDS);
 	*park = least(p, ROUNDS);
+	*park_cpu = median_of(pc, ROUNDS);
 }
 
 static int by_value(const void *a, const void *b)
@@ -532,10 +556,11 @@ int main(void)
 {
 	urcu_memb_register_thread();
 	struct qcosts q = queue_costs();
-	double wake, park;
-	park_costs(&wake, &park);
+	double wake, park, park_cpu;
+	park_costs(&wake, &park, &park_cpu);
 	printf("push %.1f\npop %.1f\npop_empty %.1f\nsteal %.1f\nsteal_empty %.1f\n", q.push, q.pop, q.pop_empty,
 	       q.steal, q.steal_empty);
+	printf("park_cpu %.1f\n", park_cpu);
 	printf("wake %.1f\npark %.1f\nrelax %.1f\nyield %.1f\nline %.1f\n", wake, park, relax_cost(), yield_cost(),
 	       line_cost());
 	double cold, after;

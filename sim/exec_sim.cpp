@@ -114,7 +114,7 @@ struct sim_state {
 	sg4::Host *host = nullptr;
 	unsigned cores = 0; /* 0: a core per actor (work is a delay); else work shares this many */
 	bool has_slice = false; /* the table gives `slice` */
-	bool has_job = false;   /* ... and `job` */
+	bool given[SB_NR_COSTS] = {}; /* which optional single costs (job, job_create, ...) it gives */
 	bool sliced = false; /* shared cores in time slices (the table's `slice`), not SimGrid's sharing */
 	std::vector<actor_state *> holder; /* sliced: each core's holder */
 	std::deque<actor_state *> runq;    /* sliced: the actors waiting for a core, the next first */
@@ -463,6 +463,9 @@ void park(SB_ATOMIC_U32 *addr, uint32_t val, uint64_t timeout_ns)
 							     : park_cost(slept, -1);
 	if (back > 0)
 		sleep_ns(back);
+	/* the park's own CPU (the futex call, the switches), paid with the actor's next work: on a
+	 * shared core it takes a turn like any work (tiny's producers park about once per 5 jobs) */
+	a->debt += S.cost[SB_COST_PARK_CPU];
 	a->woken_as = -1;
 	a->up_since = sg4::Engine::get_clock();
 	a->by_timer = !woken;
@@ -497,7 +500,7 @@ void unpark(SB_ATOMIC_U32 *addr, int n)
 void charge(enum sb_cost c, int line, int self, const void *task)
 {
 	actor_state *a = me();
-	double cost = S.cost[c];
+	double cost = c == SB_COST_JOB_END && !S.given[c] ? S.cost[SB_COST_JOB] : S.cost[c];
 	double ready = 0;    /* a taken task's push ended then */
 	placement *pushed = nullptr;
 	if (task) {
@@ -704,8 +707,13 @@ int load_costs(const char *path, const char *const *policies, const char *policy
 		rc = -EINVAL;
 	}
 	seen[SB_COST_SLICE] = true;
-	S.has_job = seen[SB_COST_JOB];
-	seen[SB_COST_JOB] = true; /* optional: a table without it charges jobs nothing, as before */
+	/* optional, each alone: a table without them simulates as before it had them. Without
+	 * job_end a job ending on another thread than its creator costs `job` there, as every job
+	 * did before the two were measured apart. */
+	for (int c : { SB_COST_JOB, SB_COST_JOB_CREATE, SB_COST_JOB_END, SB_COST_PARK_CPU }) {
+		S.given[c] = seen[c];
+		seen[c] = true;
+	}
 	bool long_after = seen[SB_COST_PARK_LONG_AFTER];
 	if (rc == 0 && (S.has[G_PARK_BUSY] != long_after || S.has[G_PARK_IDLE] != long_after)) {
 		snprintf(err, errlen, "%s: park_long_after, park_busy_* and park_idle_* go together: give all eleven or none",
@@ -802,8 +810,9 @@ extern "C" double sb_sim_cost(enum sb_cost c)
 	for (int g = 0; g < NR_GROUPS; g++)
 		if (c >= spread_first[g] && c < spread_first[g] + SPREAD && !S.has[g])
 			return NAN;
+	bool single = c == SB_COST_JOB || c == SB_COST_JOB_CREATE || c == SB_COST_JOB_END || c == SB_COST_PARK_CPU;
 	if ((c == SB_COST_PARK_LONG_AFTER && !S.has[G_PARK_BUSY]) || (c == SB_COST_SLICE && !S.has_slice) ||
-	    (c == SB_COST_JOB && !S.has_job))
+	    (single && !S.given[c]))
 		return NAN;
 	return S.cost[c];
 }

@@ -265,6 +265,26 @@ bool wl_wait_put(struct sb_job *j)
 	return ok;
 }
 
+bool wl_window_room(struct wl_window *w)
+{
+	while (w->head < w->tail && sb_job_done(w->ring[w->head % w->cap]))
+		sb_job_put(w->ring[w->head++ % w->cap]);
+	if (w->tail - w->head == w->cap)
+		return wl_wait_put(w->ring[w->head++ % w->cap]);
+	return true;
+}
+
+void wl_window_drain(struct wl_window *w, bool ok)
+{
+	while (w->head < w->tail) {
+		struct sb_job *j = w->ring[w->head++ % w->cap];
+		if (ok)
+			ok = wl_wait_put(j);
+		else
+			sb_job_put(j);
+	}
+}
+
 void wl_count_done(struct wl_clients *cs, struct sb_job *j)
 {
 	if (sb_job_status(j) != SB_JOB_OK)

@@ -143,6 +143,23 @@ void wl_client_note(struct wl_client *c, unsigned cls, uint64_t shape);
 /* Wait for a job this thread submitted, then drop its reference. False when the runtime failed
  * before the job finished: the caller should stop submitting. Request threads only. */
 bool wl_wait_put(struct sb_job *j);
+/* A request thread's jobs in flight, oldest first: ring[head % cap .. tail % cap). The caller
+ * points ring at cap slots of its own and zeroes head and tail. */
+struct wl_window {
+	struct sb_job **ring;
+	uint64_t head, tail, cap;
+};
+/* Give back the finished jobs at the front and, if the window is still full, wait for the
+ * oldest. False when the runtime failed: the caller should stop submitting. */
+bool wl_window_room(struct wl_window *w);
+/* Note a job just submitted (wl_window_room said there is room). */
+static inline void wl_window_add(struct wl_window *w, struct sb_job *j)
+{
+	w->ring[w->tail++ % w->cap] = j;
+}
+/* Before the thread leaves: wait for every job still in flight (ok) or, after a failure, give
+ * them back unwaited. */
+void wl_window_drain(struct wl_window *w, bool ok);
 /* Count a completion (call from the job's completion callback). */
 void wl_count_done(struct wl_clients *cs, struct sb_job *j);
 /* A completion callback for jobs whose arg is the workload's state (see the layout rule). */

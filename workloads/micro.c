@@ -9,7 +9,10 @@
  *   spawn_many  the request thread itself spawns `length` tasks into one job (holding the job
  *               open while it does): submission from outside the pool.
  *   yield_many  16 tasks that each return SB_YIELD length/16 times: the re-submission path.
- * Each task spends work_ns of busy work. Classes are the pattern names.
+ * Each task spends work_ns of busy work. Classes are the pattern names. A client waits for each
+ * job before the next unless `window` lets it keep more in flight: one-task chains (length 1)
+ * from one client to a worker that never sleeps then measure what a job costs its creator and
+ * its finisher when the two are different threads (scripts/calibrate.py's job_create, job_end).
  */
 #include <stddef.h>
 #include <errno.h>
@@ -25,6 +28,7 @@ struct micro_params {
 	int64_t length;
 	int64_t work_ns;
 	int64_t clients;
+	int64_t window;
 };
 
 #define P struct micro_params
@@ -33,6 +37,7 @@ static const struct sb_param micro_param_table[] = {
 	SB_PARAM_INT(P, length, 10000, 1, 100000000, "tasks per job (yields per job for yield_many)"),
 	SB_PARAM_INT(P, work_ns, 0, 0, 1000000000, "busy work per task, ns"),
 	SB_PARAM_INT(P, clients, 1, 1, 1024, "request threads, each running jobs back to back"),
+	SB_PARAM_INT(P, window, 1, 1, 1000000, "jobs a client keeps in flight at most (1: it waits for each)"),
 	SB_PARAM_END,
 };
 #undef P
@@ -40,6 +45,7 @@ static const struct sb_param micro_param_table[] = {
 struct micro {
 	struct wl_clients cs; /* first: see common.h */
 	struct micro_params p;
+	struct sb_job **ring; /* client i's window: ring[i * window ...] */
 };
 _Static_assert(offsetof(struct micro, cs) == 0, "workload state starts with its clients");
 
@@ -89,7 +95,10 @@ static enum sb_result yield_root(struct sb_task *t)
 static void client(struct wl_client *c)
 {
 	struct micro *m = c->set->user;
-	while (wl_client_more(c)) {
+	struct wl_window win = { .ring = m->ring + c->idx * (uint64_t)m->p.window, .cap = (uint64_t)m->p.window };
+	bool ok = true;
+	/* room first: with a window of 1 the previous job has ended before the next is decided */
+	while (ok && (ok = wl_window_room(&win)) && wl_client_more(c)) {
 		struct sb_job_desc d = { .cls = (unsigned)m->p.pattern, .work_level = SB_WL_INFINITY, .done = wl_job_done,
 					 .arg = m };
 		struct sb_job *j = sb_job_create(c->set->env->rt, &d);
@@ -113,9 +122,9 @@ static void client(struct wl_client *c)
 				root->flags |= SB_TF_URGENT;
 			wl_client_submit(c, j, root, (uint64_t)m->p.length);
 		}
-		if (!wl_wait_put(j))
-			break;
+		wl_window_add(&win, j);
 	}
+	wl_window_drain(&win, ok);
 }
 
 static int micro_start(const struct wl_env *env, const void *params, void **state, char *err, size_t errlen)
@@ -126,6 +135,13 @@ static int micro_start(const struct wl_env *env, const void *params, void **stat
 		return -ENOMEM;
 	}
 	m->p = *(const struct micro_params *)params;
+	m->ring = calloc((size_t)(m->p.clients * m->p.window), sizeof *m->ring);
+	if (!m->ring) {
+		free(m);
+		snprintf(err, errlen, "out of memory for %lld windows of %lld jobs", (long long)m->p.clients,
+			 (long long)m->p.window);
+		return -ENOMEM;
+	}
 	*state = m;
 	return wl_clients_start(&m->cs, env, (unsigned)m->p.clients, client, m, err, errlen);
 }
@@ -134,6 +150,7 @@ static void micro_destroy(void *st)
 {
 	struct micro *m = st;
 	wl_clients_free(&m->cs);
+	free(m->ring);
 	free(m);
 }
 

@@ -48,17 +48,12 @@ _Static_assert(offsetof(struct tiny, cs) == 0, "workload state starts with its c
 static void client(struct wl_client *c)
 {
 	struct tiny *ty = c->set->user;
-	uint64_t w = (uint64_t)ty->p.window;
-	struct sb_job **ring = ty->ring + c->idx * w;
-	uint64_t head = 0, tail = 0; /* jobs in flight: ring[head % w .. tail % w) */
+	struct wl_window win = { .ring = ty->ring + c->idx * (uint64_t)ty->p.window, .cap = (uint64_t)ty->p.window };
 	bool ok = true, open = ty->p.rate > 0;
 	struct wl_arrivals arr;
 	wl_arrivals_init(c, &arr, ty->p.rate / (double)ty->cs.n, 0);
 	while (ok && wl_client_more(c)) {
-		while (head < tail && sb_job_done(ring[head % w]))
-			sb_job_put(ring[head++ % w]);
-		if (tail - head == w)
-			ok = wl_wait_put(ring[head++ % w]);
+		ok = wl_window_room(&win);
 		uint64_t arrival = 0;
 		if (!ok || (open && !(arrival = wl_arrival_next(c, &arr))))
 			break;
@@ -67,17 +62,11 @@ static void client(struct wl_client *c)
 		struct sb_job *j = sb_job_create(c->set->env->rt, &d);
 		uint64_t ns = wl_cost(&c->rng, ty->p.dist, (double)ty->p.work_ns);
 		wl_client_submit(c, j, wl_work(&ty->cs, j, ns, 0), ns);
-		ring[tail++ % w] = j;
+		wl_window_add(&win, j);
 	}
 	wl_arrivals_end(c, &arr);
 	/* everything still in flight completes before the producer leaves */
-	while (head < tail) {
-		struct sb_job *j = ring[head++ % w];
-		if (ok)
-			ok = wl_wait_put(j);
-		else
-			sb_job_put(j);
-	}
+	wl_window_drain(&win, ok);
 }
 
 static int tiny_start(const struct wl_env *env, const void *params, void **state, char *err, size_t errlen)

@@ -139,7 +139,7 @@ def determinism(sb, tmp):
     with open(os.path.join(a, "meta.json")) as f:
         ex = json.load(f)["executor"]
     names = ex.get("costs_ns", {})
-    check(ex.get("name") == "sim" and "workers" in ex.get("platform", "") and len(names) == 41
+    check(ex.get("name") == "sim" and "workers" in ex.get("platform", "") and len(names) == 44
           and all(k in names for k in ("push", "park_p999", "park_long_after", "park_idle_p50", "over_1ms_p999")),
           f"determinism: meta.json records executor, platform and costs ({ex})")
 
@@ -244,6 +244,60 @@ def job_cost(sb, tmp):
     check(meta == {"none": None, "job": 20000}, f"job: meta.json records the cost, null without it ({meta})")
 
 
+def apart_table(sb, tmp, name, extra):
+    """The base table with wake-ups free (their count moves with the timing) and `extra` added."""
+    path = os.path.join(tmp, f"{name}.txt")
+    with open(path, "w") as f:
+        f.write("".join(ln for ln in base_table(sb).splitlines(True) if not ln.startswith("wake ")) + "wake 0\n" + extra)
+    return path
+
+
+# one request thread, one job at a time, one worker that suspends at once when it runs dry: every
+# job is made on the request thread and ended on the worker, and each side parks once per job
+ONE_BY_ONE = ["--workload", "micro", "--threads", "1", "-n", "300", "--set", "pattern=chain", "--set", "length=1",
+              "--set", "worker_try_count=0"]
+
+
+def job_apart(sb, tmp):
+    """A job ended on another thread than its creator's costs the creator job_create and the
+    finisher job_end instead of `job`; without job_end it costs `job`, as before the two were
+    measured apart; a job its creator ends (serial's) costs `job` alone."""
+    cpu = {}
+    for name, pol, extra in (("none", "fifo", ""), ("job", "fifo", "job 20000\n"),
+                             ("apart", "fifo", "job 20000\njob_create 30000\njob_end 40000\n"),
+                             ("serial-none", "serial", ""), ("serial-apart", "serial", "job 20000\njob_create 30000\njob_end 40000\n")):
+        d = os.path.join(tmp, "apart-" + name)
+        p = run(sb, ["--policy", pol] + ONE_BY_ONE + ["--sim-costs", apart_table(sb, tmp, "apart-" + name, extra)], d)
+        check(p.returncode == 0, f"job apart {name}: exits 0 ({p.returncode}: {p.stderr.strip()[:300]})")
+        if p.returncode:
+            return
+        cpu[name] = summary(d)["cpu"]["user_s"]
+    for name, base, want in (("job", "none", 20000), ("apart", "none", 70000), ("serial-apart", "serial-none", 20000)):
+        extra = (cpu[name] - cpu[base]) * 1e9 / 300
+        check(abs(extra / want - 1) < 0.02, f"job apart: {name} costs {want} ns more a job ({extra:.0f} ns)")
+
+
+def park_cpu(sb, tmp):
+    """park_cpu is CPU time the parked thread pays once per park: the extra CPU is park_cpu times
+    the parks the counters show (the worker's suspensions and the request thread's job waits, one
+    each a job)."""
+    got = {}
+    for name, extra in (("none", ""), ("cpu", "park_cpu 50000\n")):
+        d = os.path.join(tmp, "park-cpu-" + name)
+        p = run(sb, ["--policy", "fifo"] + ONE_BY_ONE + ["--sim-costs", apart_table(sb, tmp, "park-cpu-" + name, extra)], d)
+        check(p.returncode == 0, f"park_cpu {name}: exits 0 ({p.returncode}: {p.stderr.strip()[:300]})")
+        if p.returncode:
+            return
+        s = summary(d)
+        got[name] = (s["cpu"]["user_s"], s["counters"]["total"]["suspends"] + s["counters"]["total"]["job_waits"])
+    parks = got["cpu"][1]
+    paid = (got["cpu"][0] - got["none"][0]) * 1e9 / 50000
+    # a counted park whose word changed before it slept costs nothing, and one left owed at the
+    # end of the run is never paid
+    check(parks >= 600 and parks - 2 <= paid + 0.01 and paid <= parks + 0.01,
+          f"park_cpu: paid once per park ({paid:.2f} parks' worth for {parks} counted)")
+
+
 def park_way_back(sb, tmp):
     """The way back from a park is a wait, not a debt: the woken thread acts when it runs again,
     so it sees what happened meanwhile. One producer keeping 16 one-task jobs in flight, parked
@@ -283,7 +337,8 @@ def cold(sb, tmp):
     check(0 <= lifo < fifo / 50, f"cold: LIFO fork-join has few tasks that old (extra {lifo:.6f} s against FIFO's {fifo:.6f} s)")
 
 
-OPTIONAL = ("park_p", "park_long_after", "park_busy_", "park_idle_", "over_100us_", "over_1ms_", "slice", "job")
+OPTIONAL = ("park_p", "park_long_after", "park_busy_", "park_idle_", "over_100us_", "over_1ms_", "slice", "job",
+            "park_cpu")
 
 
 def base_table(sb):
@@ -689,7 +744,7 @@ def main():
     ap.add_argument("--only", choices=["determinism", "accounting", "agreement", "progress", "costs",
                                            "bad_input", "table", "validate", "speedup_split", "cold", "shared_cores",
                                            "slices", "park_spread", "long_parks", "busy_pause", "job_cost",
-                                           "park_way_back"])
+                                           "park_way_back", "job_apart", "park_cpu"])
     a = ap.parse_args()
     sb = os.path.abspath(a.schedbed)
     tmp = tempfile.mkdtemp(prefix="schedbed-sim-")
@@ -698,7 +753,8 @@ def main():
                          ("progress", progress), ("costs", costs), ("bad_input", bad_input), ("table", own_table),
                          ("validate", validate), ("speedup_split", speedup_split), ("cold", cold), ("shared_cores", shared_cores),
                          ("slices", slices), ("park_spread", park_spread), ("long_parks", long_parks), ("busy_pause", busy_pause),
-                         ("job_cost", job_cost), ("park_way_back", park_way_back)):
+                         ("job_cost", job_cost), ("park_way_back", park_way_back), ("job_apart", job_apart),
+                         ("park_cpu", park_cpu)):
             if not a.only or a.only == name:
                 fn(sb, tmp)
     finally:
