@@ -54,6 +54,7 @@ LONG_PARK = {k for k in ORDER if k.startswith(("park_long_after", "park_busy_", 
 CHAINS = (200000, 2000000)  # two chain lengths: the difference cancels start-up and end
 JOBS = (100000, 1000000)  # two counts of one-task jobs, for `job` alike
 REMOTE_WINDOW = 64  # one-task jobs the request thread keeps in flight for job_create and job_end
+REMOTE_ROUNDS = 9  # spread over the calibration: what a job crossing threads costs changes minute by minute
 
 
 def sockets():
@@ -100,33 +101,34 @@ def job_lines():
             for rep in (1, 2, 3) for n in JOBS]
 
 
-def remote_lines():
+def remote_lines(reps):
     """One request thread keeping 64 one-task jobs with no work in flight for one worker under fifo
     that never sleeps (busy_worker): every job is created on one thread and ended on another, with
-    no wake-up and no park between them. 3 rounds of 0.5 s: what per_remote reads."""
+    no wake-up and no park between them. Rounds of 0.25 s: what per_remote reads."""
     return [{"id": f"remote.r{rep}", "out": f"remote/r{rep}", "program": "schedbed", "timing": True, "slim": True,
              "tags": {"policy": "fifo", "rep": rep},
-             "args": ["--policy", "fifo", "--workload", "micro", "--threads", "1", "--duration", "0.5", "--set",
+             "args": ["--policy", "fifo", "--workload", "micro", "--threads", "1", "--duration", "0.25", "--set",
                       "pattern=chain", "--set", "length=1", "--set", "work_ns=0", "--set",
                       f"window={REMOTE_WINDOW}", "--set", "busy_worker=true"]}
-            for rep in (1, 2, 3)]
+            for rep in reps]
 
 
 def per_remote(runs, cost, task):
-    """job_create and job_end from the remote rounds, medians of 3. The worker never sleeps, so of
+    """job_create and job_end from the remote rounds, medians of REMOTE_ROUNDS, and each one's
+    fastest and slowest round (the header shows the spread). The worker never sleeps, so of
     the window's CPU one core is its and the rest the request thread's (the harness's threads
     sleep); the worker's share is its busy time. Each less what the simulator charges that thread
     for the same job there: the creator its root task's push and a transfer of the queue's line;
     the finisher the root's pop, the teardown task's push and pop, and a transfer of the line."""
     create, end = [], []
-    for rep in (1, 2, 3):
+    for rep in range(1, REMOTE_ROUNDS + 1):
         s = runs[f"remote.r{rep}"]["summary"]
         w = s["counters"]["window"]
         jobs = w["teardowns"]
         cpu = s["cpu"]["window_user_s"] + s["cpu"]["window_sys_s"]
         create.append((cpu - s["window_s"]) * 1e9 / jobs - (task["fifo"] - cost["pop"]) - cost["line"])
         end.append(w["busy_ns"] / jobs - task["fifo"] - cost["pop"] - cost["line"])
-    return max(statistics.median(create), 0.0), max(statistics.median(end), 0.0)
+    return [(max(statistics.median(v), 0.0), min(v), max(v)) for v in (create, end)]
 
 
 def per_job(runs):
@@ -171,7 +173,13 @@ def main():
                                       f"{name}-{time.strftime('%Y%m%dT%H%M%SZ', time.gmtime())}")
     pols = policy_names(a.schedbed)
     lines = [{"id": "primitives", "out": "primitives", "program": "calibrate", "args": [], "timing": True,
-              "stdout": "primitives.txt", "tags": {}}] + chain_lines(pols) + job_lines() + remote_lines()
+              "stdout": "primitives.txt", "tags": {}}]
+    # the remote rounds spread between the others: a job crossing threads costs 2.3 times as much in
+    # some minutes as in others on the AMD EPYC host, and 9 rounds back to back would see one minute
+    rest = chain_lines(pols) + job_lines()
+    step = -(-len(rest) // REMOTE_ROUNDS)
+    for i in range(REMOTE_ROUNDS):
+        lines += remote_lines([i + 1]) + rest[i * step:(i + 1) * step]
     load0 = os.getloadavg()[0]
     rc = run_manifest(runs_dir, lines, a.schedbed, allow_dirty=a.allow_dirty, retry_failed=a.retry_failed,
                       resume=f"calibrate.py --runs {runs_dir} --retry-failed")
@@ -199,7 +207,7 @@ def main():
     # a job's own CPU: the serial one-task job's, less its task's (serial's submit and a pop)
     cost["job"] = max(per_job(runs) - task["serial"], 0.0)
     print(f"calibrate: a job costs {cost['job']:.0f} ns beyond its task", flush=True)
-    cost["job_create"], cost["job_end"] = per_remote(runs, cost, task)
+    (cost["job_create"], *create_span), (cost["job_end"], *end_span) = per_remote(runs, cost, task)
     print(f"calibrate: a job ended on another thread costs its creator {cost['job_create']:.0f} ns and its "
           f"finisher {cost['job_end']:.0f} ns", flush=True)
     # the simulator refuses a spin iteration or a yield that costs nothing
@@ -247,9 +255,11 @@ def main():
         "# time: creating, submitting, counting, recording and reaping a job; charged where the job ends if its",
         "# creator ends it. job_create, job_end: a job created on one thread and ended on another, from one",
         f"# request thread keeping {REMOTE_WINDOW} one-task jobs with no work in flight for one fifo worker that never sleeps",
-        "# (0.5 s, median of 3): the request thread's CPU per job (the window's CPU less the worker's core) less",
+        f"# (0.25 s, median of {REMOTE_ROUNDS} rounds spread over the calibration): the request thread's CPU per job (the",
+        "# window's CPU less the worker's core) less",
         "# its push and a line, and the worker's busy time per job less its pops, the teardown task's push and a",
-        "# line; charged to the creator as it lets go of the job and to the finisher at the teardown.",
+        "# line; charged to the creator as it lets go of the job and to the finisher at the teardown. Rounds:",
+        f"# job_create {create_span[0]:.0f} to {create_span[1]:.0f} ns, job_end {end_span[0]:.0f} to {end_span[1]:.0f} ns.",
         f"# push@POLICY: CPU time per task of a 1-worker chain with no work (the CPU {CHAINS[1]} tasks take",
         f"# beyond {CHAINS[0]}, over the extra tasks; median of 3 pairs of native runs) minus pop: the policy's callbacks and the core's per-task path, charged on the",
         "# submit because every task passes there (the caller's own list is popped without a policy call).",
