@@ -98,6 +98,8 @@ enum { G_PARK, G_PARK_BUSY, G_PARK_IDLE, G_OVER_100US, G_OVER_1MS, NR_GROUPS };
 constexpr int spread_first[NR_GROUPS] = { SB_COST_PARK_P10, SB_COST_PARK_BUSY_P10, SB_COST_PARK_IDLE_P10,
 					   SB_COST_OVER_100US_P10, SB_COST_OVER_1MS_P10 };
 constexpr int SPREAD = 5;
+/* costs a table may leave out, each on its own (the percentile groups above go by five) */
+constexpr int OPTIONAL[] = { SB_COST_SLICE, SB_COST_JOB, SB_COST_JOB_CREATE, SB_COST_JOB_END, SB_COST_PARK_CPU };
 
 struct sim_state {
 	double cost[SB_NR_COSTS] = {};
@@ -113,8 +115,7 @@ struct sim_state {
 	std::vector<unsigned> socket;
 	sg4::Host *host = nullptr;
 	unsigned cores = 0; /* 0: a core per actor (work is a delay); else work shares this many */
-	bool has_slice = false; /* the table gives `slice` */
-	bool given[SB_NR_COSTS] = {}; /* which optional single costs (job, job_create, ...) it gives */
+	bool given[SB_NR_COSTS] = {}; /* which of the OPTIONAL costs the table gives */
 	bool sliced = false; /* shared cores in time slices (the table's `slice`), not SimGrid's sharing */
 	std::vector<actor_state *> holder; /* sliced: each core's holder */
 	std::deque<actor_state *> runq;    /* sliced: the actors waiting for a core, the next first */
@@ -701,18 +702,16 @@ int load_costs(const char *path, const char *const *policies, const char *policy
 		for (int i = 0; i < SPREAD; i++)
 			seen[spread_first[g] + i] = true;
 	}
-	S.has_slice = seen[SB_COST_SLICE];
-	if (rc == 0 && S.has_slice && !(S.cost[SB_COST_SLICE] > 0)) {
-		snprintf(err, errlen, "%s: slice must be more than 0 ns", path);
-		rc = -EINVAL;
-	}
-	seen[SB_COST_SLICE] = true;
 	/* optional, each alone: a table without them simulates as before it had them. Without
 	 * job_end a job ending on another thread than its creator costs `job` there, as every job
 	 * did before the two were measured apart. */
-	for (int c : { SB_COST_JOB, SB_COST_JOB_CREATE, SB_COST_JOB_END, SB_COST_PARK_CPU }) {
+	for (int c : OPTIONAL) {
 		S.given[c] = seen[c];
 		seen[c] = true;
+	}
+	if (rc == 0 && S.given[SB_COST_SLICE] && !(S.cost[SB_COST_SLICE] > 0)) {
+		snprintf(err, errlen, "%s: slice must be more than 0 ns", path);
+		rc = -EINVAL;
 	}
 	bool long_after = seen[SB_COST_PARK_LONG_AFTER];
 	if (rc == 0 && (S.has[G_PARK_BUSY] != long_after || S.has[G_PARK_IDLE] != long_after)) {
@@ -761,7 +760,7 @@ extern "C" int sb_sim_run(const char *costs_path, unsigned cores, const char *co
 	/* one host: cores enough for any number of actors (work never competes for a core), or the
 	 * machine's cores, shared */
 	S.cores = cores;
-	S.sliced = cores && S.has_slice;
+	S.sliced = cores && S.given[SB_COST_SLICE];
 	S.holder.assign(cores, nullptr);
 	S.runq.clear();
 	auto *zone = sg4::create_full_zone("machine");
@@ -810,10 +809,11 @@ extern "C" double sb_sim_cost(enum sb_cost c)
 	for (int g = 0; g < NR_GROUPS; g++)
 		if (c >= spread_first[g] && c < spread_first[g] + SPREAD && !S.has[g])
 			return NAN;
-	bool single = c == SB_COST_JOB || c == SB_COST_JOB_CREATE || c == SB_COST_JOB_END || c == SB_COST_PARK_CPU;
-	if ((c == SB_COST_PARK_LONG_AFTER && !S.has[G_PARK_BUSY]) || (c == SB_COST_SLICE && !S.has_slice) ||
-	    (single && !S.given[c]))
+	if (c == SB_COST_PARK_LONG_AFTER && !S.has[G_PARK_BUSY])
 		return NAN;
+	for (int o : OPTIONAL)
+		if (c == o && !S.given[c])
+			return NAN;
 	return S.cost[c];
 }
 
