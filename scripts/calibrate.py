@@ -2,6 +2,7 @@
 """calibrate.py - measure the simulator's costs on this machine and write the cost file.
 
     calibrate.py [--schedbed BIN] [--out FILE] [--runs DIR] [--note TEXT] [--allow-dirty] [--retry-failed]
+                 [--speed slow|fast]
 
 It writes this machine's table, sim/costs-NAME.txt (NAME from `schedbed list --machine`: the CPU
 model and the hardware thread count, as meta.json's `machine` has it), the table a simulated
@@ -19,8 +20,13 @@ the caller's own list under serial and hybrid). A job's own CPU beyond its task'
 from the same kind of runs: one request thread running one-task jobs back to back under serial.
 What a job costs when it is created on one thread and ended on another (`job_create`, `job_end`:
 its memory and its counters move between cores) comes from micro chains of one task too, 64 in
-flight from one request thread to one fifo worker that never sleeps. The calibrate program also
-gives what a park costs the parked thread in CPU (`park_cpu`).
+flight from one request thread to one fifo worker that never sleeps (machines.py's probe). On a
+host whose cross-thread speed has two levels (the rounds' rates split by machines.two_speeds),
+the table takes the slow level's rounds unless --speed fast says otherwise (the median of all
+rounds would flip with which level had more of them), and the header gives both levels.
+`calibrate.py --runs DIR --speed fast --out FILE` writes the other level's table from the same
+runs without running them again. The calibrate program also gives what a park costs the parked
+thread in CPU (`park_cpu`).
 The transfer to another socket needs a machine with two; on one socket the file keeps the
 previous value (never below the measured `line`) and says so. The header records the date, the machine, the git commit and the
 load average: a measurement on a busy machine reads high.
@@ -42,7 +48,8 @@ import time
 import machines
 from sbread import read_run
 from sbresults import policy_names
-from sbrun import read_status, run_manifest
+from sbdesc import MANIFEST
+from sbrun import line_state, read_status, run_manifest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -53,8 +60,7 @@ ORDER += [f"{g}_{q}" for g in ("park_busy", "park_idle", "over_100us", "over_1ms
 LONG_PARK = {k for k in ORDER if k.startswith(("park_long_after", "park_busy_", "park_idle_"))}
 CHAINS = (200000, 2000000)  # two chain lengths: the difference cancels start-up and end
 JOBS = (100000, 1000000)  # two counts of one-task jobs, for `job` alike
-REMOTE_WINDOW = 64  # one-task jobs the request thread keeps in flight for job_create and job_end
-REMOTE_ROUNDS = 9  # spread over the calibration: what a job crossing threads costs changes minute by minute
+REMOTE_ROUNDS = 27  # spread over the calibration: what a job crossing threads costs changes from one second to the next
 
 
 def sockets():
@@ -102,33 +108,55 @@ def job_lines():
 
 
 def remote_lines(reps):
-    """One request thread keeping 64 one-task jobs with no work in flight for one worker under fifo
-    that never sleeps (busy_worker): every job is created on one thread and ended on another, with
-    no wake-up and no park between them. Rounds of 0.25 s: what per_remote reads."""
+    """The cross-thread probe (machines.PROBE_ARGS): every job is created on one thread and ended
+    on another, with no wake-up and no park between them: what per_remote reads."""
     return [{"id": f"remote.r{rep}", "out": f"remote/r{rep}", "program": "schedbed", "timing": True, "slim": True,
-             "tags": {"policy": "fifo", "rep": rep},
-             "args": ["--policy", "fifo", "--workload", "micro", "--threads", "1", "--duration", "0.25", "--set",
-                      "pattern=chain", "--set", "length=1", "--set", "work_ns=0", "--set",
-                      f"window={REMOTE_WINDOW}", "--set", "busy_worker=true"]}
+             "tags": {"policy": "fifo", "rep": rep}, "args": machines.PROBE_ARGS}
             for rep in reps]
 
 
 def per_remote(runs, cost, task):
-    """job_create and job_end from the remote rounds, medians of REMOTE_ROUNDS, and each one's
-    fastest and slowest round (the header shows the spread). The worker never sleeps, so of
+    """Each remote round's (rate in jobs/s, job_create, job_end). The worker never sleeps, so of
     the window's CPU one core is its and the rest the request thread's (the harness's threads
     sleep); the worker's share is its busy time. Each less what the simulator charges that thread
     for the same job there: the creator its root task's push and a transfer of the queue's line;
     the finisher the root's pop, the teardown task's push and pop, and a transfer of the line."""
-    create, end = [], []
+    rounds = []
     for rep in range(1, REMOTE_ROUNDS + 1):
         s = runs[f"remote.r{rep}"]["summary"]
         w = s["counters"]["window"]
         jobs = w["teardowns"]
         cpu = s["cpu"]["window_user_s"] + s["cpu"]["window_sys_s"]
-        create.append((cpu - s["window_s"]) * 1e9 / jobs - (task["fifo"] - cost["pop"]) - cost["line"])
-        end.append(w["busy_ns"] / jobs - task["fifo"] - cost["pop"] - cost["line"])
-    return [(max(statistics.median(v), 0.0), min(v), max(v)) for v in (create, end)]
+        rounds.append((s["throughput"],
+                       (cpu - s["window_s"]) * 1e9 / jobs - (task["fifo"] - cost["pop"]) - cost["line"],
+                       w["busy_ns"] / jobs - task["fifo"] - cost["pop"] - cost["line"]))
+    return rounds
+
+
+def remote_costs(rounds, speed):
+    """(job_create, job_end, header lines) from per_remote's rounds: the medians of the rounds of
+    the chosen speed where the host has two (machines.two_speeds), else of all of them."""
+    split = machines.two_speeds([r[0] for r in rounds])
+    levels = {"one": rounds} if split is None else {
+        "slow": [r for r in rounds if r[0] < split], "fast": [r for r in rounds if r[0] >= split]}
+    pick = levels.get(speed, rounds)
+
+    def level(rs):
+        med = [max(statistics.median(r[k] for r in rs), 0.0) for k in (1, 2)]
+        return med, (f"{len(rs)} rounds at {min(r[0] for r in rs) / 1e6:.2f}M to {max(r[0] for r in rs) / 1e6:.2f}M "
+                     f"jobs/s: job_create {min(r[1] for r in rs):.0f} to {max(r[1] for r in rs):.0f} ns "
+                     f"(median {med[0]:.0f}), job_end {min(r[2] for r in rs):.0f} to {max(r[2] for r in rs):.0f} "
+                     f"ns (median {med[1]:.0f})")
+    (create, end), _ = level(pick)
+    if split is None:
+        head = ["One speed: " + level(rounds)[1] + "."]
+    else:
+        head = [f"Two speeds (rates apart by {machines.SPEEDS_APART}x or more; split at {split / 1e6:.2f}M jobs/s); "
+                f"this table has the {speed} one's medians.",
+                f"slow: {level(levels['slow'])[1]};", f"fast: {level(levels['fast'])[1]}.",
+                f"The other speed's table: calibrate.py --runs DIR --speed {'fast' if speed == 'slow' else 'slow'} "
+                "--out FILE (the same runs, not run again)."]
+    return create, end, split, head
 
 
 def per_job(runs):
@@ -163,6 +191,9 @@ def main():
     ap.add_argument("--note", default="", help="a line for the header (e.g. what else ran meanwhile)")
     ap.add_argument("--allow-dirty", action="store_true", help="measure a tree with uncommitted changes (marked)")
     ap.add_argument("--retry-failed", action="store_true", help="rerun the failed runs of an interrupted --runs DIR")
+    ap.add_argument("--speed", choices=("slow", "fast"), default="slow",
+                    help="on a host whose cross-thread speed has two levels, the level job_create and job_end "
+                         "are priced at (default: slow)")
     a = ap.parse_args()
     name = subprocess.run([a.schedbed, "list", "--machine"], capture_output=True, text=True)
     if name.returncode:
@@ -174,12 +205,15 @@ def main():
     pols = policy_names(a.schedbed)
     lines = [{"id": "primitives", "out": "primitives", "program": "calibrate", "args": [], "timing": True,
               "stdout": "primitives.txt", "tags": {}}]
-    # the remote rounds spread between the others: a job crossing threads costs 2.3 times as much in
-    # some minutes as in others on the AMD EPYC host, and 9 rounds back to back would see one minute
+    # the remote rounds spread evenly between the others: a job crossing threads costs 2.3 times as
+    # much in some seconds as in others on the AMD EPYC host, and rounds back to back would see one
     rest = chain_lines(pols) + job_lines()
-    step = -(-len(rest) // REMOTE_ROUNDS)
+    n = len(rest)
     for i in range(REMOTE_ROUNDS):
-        lines += remote_lines([i + 1]) + rest[i * step:(i + 1) * step]
+        lines += remote_lines([i + 1]) + rest[i * n // REMOTE_ROUNDS:(i + 1) * n // REMOTE_ROUNDS]
+    # a second table from the same runs (--speed) runs nothing: its header must not claim this minute's load
+    fresh = not (os.path.exists(os.path.join(runs_dir, MANIFEST))
+                 and all(line_state(runs_dir, ln)[0] == "done" for ln in lines))
     load0 = os.getloadavg()[0]
     rc = run_manifest(runs_dir, lines, a.schedbed, allow_dirty=a.allow_dirty, retry_failed=a.retry_failed,
                       resume=f"calibrate.py --runs {runs_dir} --retry-failed")
@@ -207,9 +241,9 @@ def main():
     # a job's own CPU: the serial one-task job's, less its task's (serial's submit and a pop)
     cost["job"] = max(per_job(runs) - task["serial"], 0.0)
     print(f"calibrate: a job costs {cost['job']:.0f} ns beyond its task", flush=True)
-    (cost["job_create"], *create_span), (cost["job_end"], *end_span) = per_remote(runs, cost, task)
+    cost["job_create"], cost["job_end"], split, remote_head = remote_costs(per_remote(runs, cost, task), a.speed)
     print(f"calibrate: a job ended on another thread costs its creator {cost['job_create']:.0f} ns and its "
-          f"finisher {cost['job_end']:.0f} ns", flush=True)
+          f"finisher {cost['job_end']:.0f} ns" + (f" (the host's {a.speed} speed of two)" if split else ""), flush=True)
     # the simulator refuses a spin iteration or a yield that costs nothing
     cost["relax"] = max(cost["relax"], 1.0)
     cost["yield"] = max(cost["yield"], 1.0)
@@ -223,8 +257,9 @@ def main():
         f"# (the runs: {os.path.relpath(runs_dir, ROOT) if os.path.abspath(runs_dir).startswith(ROOT + os.sep) else runs_dir}).",
         f"# Machine {name}: {machine}, Linux {platform.release()}; {nsock} socket"
         + ("s." if nsock > 1 else "."),
-        f"# Load average {load0:.1f} at the start, {load1:.1f} at the end"
-        + (" (a busy machine: every figure reads high, the two-thread ones most)." if max(load0, load1) > 1.5 else "."),
+        (f"# Load average {load0:.1f} at the start, {load1:.1f} at the end"
+         + (" (a busy machine: every figure reads high, the two-thread ones most)." if max(load0, load1) > 1.5 else ".")
+         if fresh else "# Derived from runs already finished (nothing ran again): their load average is not recorded here."),
     ]
     if a.note:
         lines.append(f"# {a.note}")
@@ -254,18 +289,18 @@ def main():
         f"# CPU {JOBS[1]} jobs take beyond {JOBS[0]}, over the extra jobs; median of 3 pairs), less serial's per-task",
         "# time: creating, submitting, counting, recording and reaping a job; charged where the job ends if its",
         "# creator ends it. job_create, job_end: a job created on one thread and ended on another, from one",
-        f"# request thread keeping {REMOTE_WINDOW} one-task jobs with no work in flight for one fifo worker that never sleeps",
-        f"# (0.25 s, median of {REMOTE_ROUNDS} rounds spread over the calibration): the request thread's CPU per job",
+        f"# request thread keeping {machines.PROBE_WINDOW} one-task jobs with no work in flight for one fifo worker that never sleeps",
+        f"# ({machines.PROBE_S:g} s, median of {REMOTE_ROUNDS} rounds spread over the calibration): the request thread's CPU per job",
         "# (the window's CPU less the worker's core) less its push and a line, and the worker's busy time per job",
         "# less its pops, the teardown task's push and a line; charged to the creator as it lets go of the job",
-        "# and to the finisher at the teardown. Rounds:",
-        f"# job_create {create_span[0]:.0f} to {create_span[1]:.0f} ns, job_end {end_span[0]:.0f} to {end_span[1]:.0f} ns.",
+        "# and to the finisher at the teardown.",
+        *[f"# {x}" for x in remote_head],
         f"# push@POLICY: CPU time per task of a 1-worker chain with no work (the CPU {CHAINS[1]} tasks take",
         f"# beyond {CHAINS[0]}, over the extra tasks; median of 3 pairs of native runs) minus pop: the policy's callbacks and the core's per-task path, charged on the",
         "# submit because every task passes there (the caller's own list is popped without a policy call).",
         f"# {remote_note}",
         "# Re-measure: make calibrate on this machine (rewrites this file; commit it).",
-        f"version {stamp[:10]}-{sha}",
+        f"version {stamp[:10]}-{sha}" + (f"-{a.speed}" if split else ""),
     ]
     # the long parks are measured and kept as comments: charged, they cost the validation more than
     # they gained on this project's 2-core host (PAPER.md §4.11); uncomment them to simulate with them

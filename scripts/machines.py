@@ -27,6 +27,44 @@ UNKNOWN = "machine not recorded"
 FLAG = "--allow-mixed-machines"
 
 
+# The host's cross-thread speed. A guest's vCPUs are placed by its host, near or far from each
+# other, and a placement can change from one second to the next: on the AMD EPYC host a job made
+# on one thread and ended on the other cost 2.3 times as much in some seconds as in others, while a
+# one-thread rate stayed put (PAPER.md §4.11). The probe: one request thread keeping 64 one-task
+# jobs with no work in flight for one fifo worker that never sleeps, every job crossing threads,
+# for 0.1 s (a speed lasts seconds to a minute there). calibrate.py prices job_create and job_end
+# from its rounds; validate_sim.py --probes runs one beside every native run, so that each run is
+# known to have had the fast or the slow host.
+PROBE_WINDOW = 64
+PROBE_S = 0.1
+PROBE_ARGS = ["--policy", "fifo", "--workload", "micro", "--threads", "1", "--set", "pattern=chain", "--set",
+              "length=1", "--set", "work_ns=0", "--set", f"window={PROBE_WINDOW}", "--set", "busy_worker=true",
+              "--duration", str(PROBE_S), "--warmup", "0.02"]
+SPEEDS_APART = 1.5  # two adjacent probe rates this far apart are two speeds; the spread within one is 1.2x
+
+
+def two_speeds(rates):
+    """The rate that splits probe rates (jobs/s) into a slow and a fast speed: the geometric mean
+    of the two sorted neighbours furthest apart, where they are SPEEDS_APART or more apart; None
+    for a host with one speed (or fewer than two rates)."""
+    v = sorted(r for r in rates if r and r > 0)
+    if len(v) < 2:
+        return None
+    ratio, i = max((v[k + 1] / v[k], k) for k in range(len(v) - 1))
+    return (v[i] * v[i + 1]) ** 0.5 if ratio >= SPEEDS_APART else None
+
+
+def speed_of(before, after, split):
+    """A run's speed from the probes on either side of it: "fast" or "slow" where both are on one
+    side of split, "between" where the host changed speed around the run, "one" where it has one."""
+    if split is None:
+        return "one"
+    if before is None or after is None:
+        return "between"
+    a, b = before >= split, after >= split
+    return ("fast" if a else "slow") if a == b else "between"
+
+
 def of_meta(meta):
     """{cpu_model, cores} of one run's meta.json (a dict)."""
     return {"cpu_model": meta.get("cpu_model") or "", "cores": meta.get("cores_online") or ""}

@@ -3,9 +3,10 @@
 
     validate_sim.py expand --out DIR [--threads 1,2,..] [--policies a,b] [--cells a,b] [--reps N]
                            [--duration S] [--warmup S] [--seed N] [--executors native,sim] [--sim-costs FILE]
-                           [--sim-cores N]
-    validate_sim.py run [expand's options] [--jobs N] [--allow-dirty] [--retry-failed] [--native DIR2]
+                           [--sim-cores N] [--probes]
+    validate_sim.py run [expand's options] [--jobs N] [--allow-dirty] [--retry-failed] [--native DIR2] [--speed S]
     validate_sim.py report DIR [--native DIR2[,DIR3..]|RUNS.csv[.xz]] [--partial] [--sim-seeds N] [--out DIR]
+                           [--speed slow|fast]
                            (run: make validate-sim)
 
 The cells are sweeps/validate/sim.json: each workload configuration (oltp closed and open loop
@@ -32,6 +33,13 @@ with that value, e.g. one simulated half of several: table=over), reported into 
 N keeps the simulated runs of the first N seeds, to compare halves made with different counts on
 equal terms. --sim-cores N gives the simulated runs N cores that every thread
 shares (schedbed's --sim-cores), as the native machine's threads share its cores.
+
+--probes puts machines.py's cross-thread probe (0.1 s of jobs) before the first native run and after
+each: a host that places its vCPUs near or far, a placement that can change from one second to
+the next, has two speeds, and a native run's figures are those of the speed it had. The report
+then says how many native runs had the fast host, the slow one, or a change between their two
+probes, and --speed slow|fast compares the simulated half against the native runs of that speed
+alone (the table the simulated half charged, calibrated at that speed: calibrate.py --speed).
 """
 import argparse
 import csv
@@ -136,10 +144,45 @@ def expand(a):
             ln["tags"].update(tags[ln["tags"]["config"]])
             ln["overload_ok"] = True  # an open-loop rate past a policy's capacity is a result too
             lines.append(ln)
+    if a.probes:
+        lines = with_probes(lines)
     path = sbdesc.write_manifest(a.out, lines)
     print(f"validate_sim: {len(lines)} runs ({', '.join(execs)}; {len(pols)} policies, {len(cells)} cells, "
           f"workers {','.join(map(str, threads))}, {o['reps']} seeds) in {path}", file=sys.stderr)
     return lines
+
+
+def with_probes(lines):
+    """The native lines with a cross-thread probe before the first and after each, every native line
+    tagged with the probes on either side of it (the sweep runner keeps manifest order)."""
+    out, k = [], 0
+
+    def probe():
+        return {"id": f"probe.p{k}", "out": f"probe/p{k}", "program": "schedbed", "timing": True, "slim": True,
+                "tags": {"executor": "probe", "probe": k},
+                "args": machines.PROBE_ARGS}
+    for ln in lines:
+        if ln["tags"]["executor"] == "native":
+            if k == 0:
+                out.append(probe())
+            ln["tags"].update({"probe_before": k, "probe_after": k + 1})
+            k += 1
+            out += [ln, probe()]
+        else:
+            out.append(ln)
+    return out
+
+
+def native_speeds(rows):
+    """Each native row's host speed (machines.speed_of) from the probe rows among rows, the split
+    rate (None: one speed) and the probe rates; the probe rows are taken out of rows."""
+    probes = {int(float(r["probe"])): float(r["throughput"]) for r in rows if r["executor"] == "probe"}
+    split = machines.two_speeds(probes.values())
+    for r in rows:
+        if r["executor"] == "native" and r.get("probe_before") not in (None, ""):
+            r["speed"] = machines.speed_of(probes.get(int(float(r["probe_before"]))),
+                                           probes.get(int(float(r["probe_after"]))), split)
+    return [r for r in rows if r["executor"] != "probe"], split, sorted(probes.values())
 
 
 def sample_load(out, stop):
@@ -167,7 +210,7 @@ def run(a):
     th.join()
     if rc:
         return rc
-    return report(a.out, a.native)
+    return report(a.out, a.native, speed=a.speed)
 
 
 def speedup_lines(med, cells, target):
@@ -201,7 +244,7 @@ def speedup_lines(med, cells, target):
     return out
 
 
-def report(d, native_dir, partial=False, sim_seeds=None, out=None):
+def report(d, native_dir, partial=False, sim_seeds=None, out=None, speed=None):
     with open(DESC) as f:
         desc = json.load(f)
     tt, tp = desc["targets"]["throughput"], desc["targets"]["p99"]
@@ -212,7 +255,22 @@ def report(d, native_dir, partial=False, sim_seeds=None, out=None):
     natives = split_list(native_dir, "--native") if native_dir else []
     if natives:
         rows = [r for r in rows if r["executor"] == "sim"] + [r for nd in natives for r in load_rows(nd, partial)
-                                                               if r["executor"] == "native"]
+                                                               if r["executor"] in ("native", "probe")]
+    rows, split, probes = native_speeds(rows)
+    nat = [r for r in rows if r["executor"] == "native"]
+    counts = {k: sum(1 for r in nat if r.get("speed") == k) for k in ("fast", "slow", "between")}
+    if speed:
+        if split is None:
+            die(f"--speed {speed}: " + ("the host had one speed in this validation's probes"
+                                        if probes else "the native runs had no probes (validate_sim.py expand --probes)"))
+        rows = [r for r in rows if r["executor"] != "native" or r.get("speed") == speed]
+    speed_line = ("" if not probes else
+                  f"Host speed (a cross-thread probe beside every native run, scripts/machines.py): "
+                  + (f"one speed, {probes[0] / 1e6:.2f}M to {probes[-1] / 1e6:.2f}M jobs/s." if split is None else
+                     f"two, split at {split / 1e6:.2f}M jobs/s (probes {probes[0] / 1e6:.2f}M to {probes[-1] / 1e6:.2f}M); "
+                     f"native runs with the fast host {counts['fast']}, the slow one {counts['slow']}, a change "
+                     f"between their probes {counts['between']}; "
+                     + (f"compared: the {speed} runs alone." if speed else "compared: all of them.")))
     if sim_seeds:
         seeds = sorted({int(float(r["seed"])) for r in rows if r["executor"] == "sim"})[:sim_seeds]
         rows = [r for r in rows if r["executor"] != "sim" or int(float(r["seed"])) in seeds]
@@ -233,7 +291,7 @@ def report(d, native_dir, partial=False, sim_seeds=None, out=None):
              f"{'; '.join(load_summary(nd) for nd in natives or [d])}.",
              f"Errors are the simulator's, signed, in percent of the native figure (median over "
              f"{'-'.join(map(str, seeds[::max(1, len(seeds) - 1)]))} seeds per cell); a cell is within target at "
-             f"|throughput| <= {tt}% and |p99| <= {tp}%.", "",
+             f"|throughput| <= {tt}% and |p99| <= {tp}%.", *([speed_line] if speed_line else []), "",
              "## Per workload and worker count", "",
              "| cell | workers | policies | throughput within | p99 within | median abs err: throughput | p50 | p99 "
              "| cores | steals |", "|---|---|---|---|---|---|---|---|---|---|"]
@@ -329,6 +387,8 @@ def main():
         p.add_argument("--executors", default="native,sim")
         p.add_argument("--sim-costs", help="default: sim/costs-MACHINE.txt of the machine that expands")
         p.add_argument("--sim-cores", type=int, help="simulated cores every thread shares (default: a core per thread)")
+        p.add_argument("--probes", action="store_true",
+                       help="a cross-thread probe beside every native run: which speed the host had (see --speed)")
         if name == "run":
             p.add_argument("--jobs", type=int, help="runs at once for the simulated half; the native runs (timing runs) stay one at a time")
             p.add_argument("--allow-dirty", action="store_true", help="run from a changed tree, every result marked")
@@ -336,6 +396,9 @@ def main():
             p.add_argument("--native", help="report against this directory's (or runs.csv[.xz]'s) native runs "
                            "(with --executors sim)")
     r = sub.add_parser("report")
+    for p in (sub.choices["run"], r):
+        p.add_argument("--speed", choices=("slow", "fast"),
+                       help="compare against the native runs that had this host speed alone (needs --probes)")
     r.add_argument("dir")
     r.add_argument("--native", help="take the native runs from these validation directories, or a committed "
                    "runs.csv[.xz] (comma-separated)")
@@ -346,7 +409,9 @@ def main():
     if a.cmd == "report":
         if a.sim_seeds is not None and a.sim_seeds < 1:
             die(f"--sim-seeds {a.sim_seeds}: keep 1 or more seeds")
-        return report(a.dir, a.native, a.partial, a.sim_seeds, a.out)
+        return report(a.dir, a.native, a.partial, a.sim_seeds, a.out, a.speed)
+    if a.cmd == "run" and a.speed and not (a.probes or a.native):
+        die(f"--speed {a.speed}: the native runs need --probes (or --native a validation made with them)")
     a.schedbed = os.path.abspath(a.schedbed)
     if not a.out:
         machine = program_facts(a.schedbed)[2]

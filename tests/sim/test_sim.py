@@ -58,6 +58,14 @@ What is asserted:
                 simulated one, each simulated one naming the cost table; every run finishes; the
                 report's errors are the simulator's medians against the native ones, recomputed
                 here from runs.csv; table.md counts each cell within target or not
+  host_speeds   a host with two cross-thread speeds (scripts/machines.py): probe rates split in
+                their widest gap of 1.5x or more and not at all on one speed; a run is fast or slow
+                where the probes either side agree, "between" where they do not; calibrate.py prices
+                job_create and job_end from one speed's rounds (slow, or fast with --speed), not the
+                median of both; validate_sim.py --probes puts a probe before the first native run
+                and after each, and report --speed keeps the runs of that speed alone (planted
+                probe rates: one fast, one between, one slow run), counted in table.md; --speed
+                where the probes show one speed is a one-line error
 Every other run names a table (this machine's when there is one, else a committed one): the
 checks are about behaviour, and a fresh machine has no table of its own.
 Each failure prints what differed; the exit status is the number of failed checks.
@@ -738,13 +746,93 @@ def speedup_split(sb, tmp):
               f"reports {'as the directory did' if same else 'one seed'} ({p.returncode}: {p.stderr.strip()[-300:]})")
 
 
+def host_speeds(sb, tmp):
+    """A host with two cross-thread speeds (scripts/machines.py): the split falls in the widest gap
+    of 1.5x or more and nowhere on one speed; a run between two probes of one side has that speed,
+    one between the two sides has neither. calibrate.py prices job_create and job_end from one
+    speed's rounds (slow unless --speed fast), never the median of both. validate_sim.py --probes
+    puts a probe before the first native run and after each, and report --speed keeps the native
+    runs of that speed alone: here, planted probe rates make the three runs fast, between and slow."""
+    import calibrate
+    import machines
+    one = [1.80e6, 1.95e6, 2.05e6]
+    split = machines.two_speeds(one + [0.72e6, 0.85e6])
+    check(machines.two_speeds(one) is None and split is not None and 0.85e6 < split < 1.80e6,
+          f"speeds: one speed has no split, two split between 0.85M and 1.80M ({split})")
+    got = [machines.speed_of(b, a, split) for b, a in ((2e6, 1.9e6), (0.8e6, 0.7e6), (2e6, 0.8e6), (None, 2e6))]
+    check(got == ["fast", "slow", "between", "between"] and machines.speed_of(1, 1, None) == "one",
+          f"speeds: a run's speed from the probes either side ({got})")
+    rounds = [(2.0e6, 500.0, 400.0)] * 5 + [(0.8e6, 1200.0, 1000.0)] * 4
+    slow, fast = (calibrate.remote_costs(rounds, sp) for sp in ("slow", "fast"))
+    flat = calibrate.remote_costs([(2.0e6, 500.0, 400.0), (1.9e6, 600.0, 300.0), (2.1e6, 550.0, 350.0)], "slow")
+    check(slow[:2] == (1200.0, 1000.0) and fast[:2] == (500.0, 400.0) and "Two speeds" in slow[3][0]
+          and flat[:2] == (550.0, 350.0) and flat[2] is None and flat[3][0].startswith("One speed"),
+          f"speeds: calibrate prices one speed's rounds (slow {slow[:2]}, fast {fast[:2]}, one speed {flat[:2]})")
+    root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
+    script = os.path.join(root, "scripts", "validate_sim.py")
+    d = os.path.join(tmp, "speeds")
+    p = subprocess.run([sys.executable, script, "run", "--schedbed", sb, "--out", d, "--threads", "1", "--policies", "fifo",
+                        "--cells", "wake", "--reps", "3", "--duration", "0.1", "--warmup", "0.02", "--probes",
+                        "--allow-dirty", "--sim-costs", os.path.relpath(table(sb), root)],
+                       capture_output=True, text=True, cwd=root)
+    check(p.returncode == 0, f"speeds: a validation with probes runs ({p.returncode}: {p.stderr.strip()[-300:]})")
+    if p.returncode:
+        return
+    with open(os.path.join(d, "manifest.jsonl")) as f:
+        lines = [json.loads(x) for x in f]
+    order = [ln["tags"]["executor"] for ln in lines]
+    around = [(ln["tags"]["probe_before"], ln["tags"]["probe_after"]) for ln in lines if ln["tags"]["executor"] == "native"]
+    check(order == ["probe", "native"] * 3 + ["probe"] + ["sim"] * 3 and around == [(0, 1), (1, 2), (2, 3)]
+          and all(ln["args"] == machines.PROBE_ARGS for ln in lines if ln["tags"]["executor"] == "probe"),
+          f"speeds: a probe before the first native run and after each ({order}, {around})")
+    with open(os.path.join(d, "runs.csv")) as f:
+        rows = list(csv.DictReader(f))
+    for r in rows:
+        if r["executor"] == "probe":
+            r["throughput"] = str([2.0e6, 1.9e6, 0.8e6, 0.75e6][int(r["probe"])])
+    planted = os.path.join(tmp, "speeds-planted.csv")
+    with open(planted, "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=list(rows[0]))
+        w.writeheader()
+        w.writerows(rows)
+    slow_run = [float(r["throughput"]) for r in rows if r["executor"] == "native" and r["probe_before"] == "2"]
+    out = os.path.join(tmp, "speeds-report")
+    os.makedirs(out)
+    for sp in ("", "slow"):
+        p = subprocess.run([sys.executable, script, "report", planted, "--out", out] + (["--speed", sp] if sp else []),
+                           capture_output=True, text=True, cwd=root)
+        with open(os.path.join(out, "table.md")) as f:
+            text = f.read()
+        with open(os.path.join(out, "cells.csv")) as f:
+            cell = list(csv.DictReader(f))
+        want = ("with the fast host 1, the slow one 1, a change between their probes 1; "
+                + (f"compared: the {sp} runs alone." if sp else "compared: all of them."))
+        check(p.returncode == 0 and want in text and len(cell) == 1
+              and int(cell[0]["seeds"]) == (1 if sp else 3)
+              and (not sp or abs(float(cell[0]["native_throughput"]) - slow_run[0]) < 1e-6 * slow_run[0]),
+              f"speeds: report {('--speed ' + sp) if sp else 'without --speed'} counts the speeds and compares "
+              f"{'the slow run alone' if sp else 'every run'} ({p.returncode}: {[c.get('seeds') for c in cell]}, "
+              f"{p.stderr.strip()[-200:]})")
+    for r in rows:
+        if r["executor"] == "probe":
+            r["throughput"] = "1900000"
+    with open(planted, "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=list(rows[0]))
+        w.writeheader()
+        w.writerows(rows)
+    p = subprocess.run([sys.executable, script, "report", planted, "--out", out, "--speed", "fast"],
+                       capture_output=True, text=True, cwd=root)
+    check(p.returncode != 0 and p.stderr.count("\n") == 1 and "--speed fast" in p.stderr,
+          f"speeds: --speed where the probes show one speed is a one-line error ({p.returncode}: {p.stderr.strip()})")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--schedbed", required=True)
     ap.add_argument("--only", choices=["determinism", "accounting", "agreement", "progress", "costs",
                                            "bad_input", "table", "validate", "speedup_split", "cold", "shared_cores",
                                            "slices", "park_spread", "long_parks", "busy_pause", "job_cost",
-                                           "park_way_back", "job_apart", "park_cpu"])
+                                           "park_way_back", "job_apart", "park_cpu", "host_speeds"])
     a = ap.parse_args()
     sb = os.path.abspath(a.schedbed)
     tmp = tempfile.mkdtemp(prefix="schedbed-sim-")
@@ -754,7 +842,7 @@ def main():
                          ("validate", validate), ("speedup_split", speedup_split), ("cold", cold), ("shared_cores", shared_cores),
                          ("slices", slices), ("park_spread", park_spread), ("long_parks", long_parks), ("busy_pause", busy_pause),
                          ("job_cost", job_cost), ("park_way_back", park_way_back), ("job_apart", job_apart),
-                         ("park_cpu", park_cpu)):
+                         ("park_cpu", park_cpu), ("host_speeds", host_speeds)):
             if not a.only or a.only == name:
                 fn(sb, tmp)
     finally:
