@@ -21,7 +21,7 @@ from the same kind of runs: one request thread running one-task jobs back to bac
 What a job costs when it is created on one thread and ended on another (`job_create`, `job_end`:
 its memory and its counters move between cores) comes from micro chains of one task too, 64 in
 flight from one request thread to one fifo worker that never sleeps (machines.py's probe). On a
-host whose cross-thread speed has two levels (the rounds' rates split by machines.two_speeds),
+host whose cross-thread speed has two levels (the rounds' rates in two groups: machines.two_speeds),
 the table takes the slow level's rounds unless --speed fast says otherwise (the median of all
 rounds would flip with which level had more of them), and the header gives both levels.
 `calibrate.py --runs DIR --speed fast --out FILE` writes the other level's table from the same
@@ -151,8 +151,8 @@ def remote_costs(rounds, speed):
     if split is None:
         head = ["One speed: " + level(rounds)[1] + "."]
     else:
-        head = [f"Two speeds (rates apart by {machines.SPEEDS_APART}x or more; split at {split / 1e6:.2f}M jobs/s); "
-                f"this table has the {speed} one's medians.",
+        head = [f"Two speeds (two groups of rates whose medians are {machines.SPEEDS_APART}x or more apart; split at "
+                f"{split / 1e6:.2f}M jobs/s); this table has the {speed} one's medians.",
                 f"slow: {level(levels['slow'])[1]};", f"fast: {level(levels['fast'])[1]}.",
                 f"The other speed's table: calibrate.py --runs DIR --speed {'fast' if speed == 'slow' else 'slow'} "
                 "--out FILE (the same runs, not run again)."]

@@ -16,8 +16,10 @@ Rows without the columns (results collected before they existed) are an unknown 
 import argparse
 import csv
 import json
+import math
 import os
 import re
+import statistics
 import sys
 
 from sbcli import die, write_csv
@@ -40,18 +42,28 @@ PROBE_S = 0.1
 PROBE_ARGS = ["--policy", "fifo", "--workload", "micro", "--threads", "1", "--set", "pattern=chain", "--set",
               "length=1", "--set", "work_ns=0", "--set", f"window={PROBE_WINDOW}", "--set", "busy_worker=true",
               "--duration", str(PROBE_S), "--warmup", "0.02"]
-SPEEDS_APART = 1.5  # two adjacent probe rates this far apart are two speeds; the spread within one is 1.2x
+SPEEDS_APART = 1.5  # two groups of probe rates whose medians are this far apart are two speeds (one spreads 1.2x)
 
 
 def two_speeds(rates):
-    """The rate that splits probe rates (jobs/s) into a slow and a fast speed: the geometric mean
-    of the two sorted neighbours furthest apart, where they are SPEEDS_APART or more apart; None
-    for a host with one speed (or fewer than two rates)."""
+    """The rate that splits probe rates (jobs/s) into a slow and a fast speed, or None for a host
+    with one. The cut is the one that best separates the rates' logarithms into two groups (the
+    largest between-group variance, Otsu's rule: a few probes caught mid-change fall on either
+    side without moving it); the two speeds are real where the groups' medians are SPEEDS_APART
+    or more apart. The split is the geometric mean of the two rates either side of the cut."""
     v = sorted(r for r in rates if r and r > 0)
     if len(v) < 2:
         return None
-    ratio, i = max((v[k + 1] / v[k], k) for k in range(len(v) - 1))
-    return (v[i] * v[i + 1]) ** 0.5 if ratio >= SPEEDS_APART else None
+    logs = [math.log(r) for r in v]
+    n, total, left = len(v), sum(logs), 0.0
+    best, cut = -1.0, 1
+    for k in range(1, n):
+        left += logs[k - 1]
+        score = k * (n - k) * (left / k - (total - left) / (n - k)) ** 2
+        if score > best:
+            best, cut = score, k
+    apart = statistics.median(v[cut:]) / statistics.median(v[:cut])
+    return (v[cut - 1] * v[cut]) ** 0.5 if apart >= SPEEDS_APART else None
 
 
 def speed_of(before, after, split):

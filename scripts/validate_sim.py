@@ -265,7 +265,7 @@ def report(d, native_dir, partial=False, sim_seeds=None, out=None, speed=None):
                                         if probes else "the native runs had no probes (validate_sim.py expand --probes)"))
         rows = [r for r in rows if r["executor"] != "native" or r.get("speed") == speed]
     speed_line = ("" if not probes else
-                  f"Host speed (a cross-thread probe beside every native run, scripts/machines.py): "
+                  "Host speed (a cross-thread probe beside every native run, scripts/machines.py): "
                   + (f"one speed, {probes[0] / 1e6:.2f}M to {probes[-1] / 1e6:.2f}M jobs/s." if split is None else
                      f"two, split at {split / 1e6:.2f}M jobs/s (probes {probes[0] / 1e6:.2f}M to {probes[-1] / 1e6:.2f}M); "
                      f"native runs with the fast host {counts['fast']}, the slow one {counts['slow']}, a change "

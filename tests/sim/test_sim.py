@@ -59,7 +59,8 @@ What is asserted:
                 report's errors are the simulator's medians against the native ones, recomputed
                 here from runs.csv; table.md counts each cell within target or not
   host_speeds   a host with two cross-thread speeds (scripts/machines.py): probe rates split in
-                their widest gap of 1.5x or more and not at all on one speed; a run is fast or slow
+                in two groups whose medians are 1.5x apart (probes caught mid-change between them
+                too) and not at all on one speed; a run is fast or slow
                 where the probes either side agree, "between" where they do not; calibrate.py prices
                 job_create and job_end from one speed's rounds (slow, or fast with --speed), not the
                 median of both; validate_sim.py --probes puts a probe before the first native run
@@ -757,8 +758,11 @@ def host_speeds(sb, tmp):
     import machines
     one = [1.80e6, 1.95e6, 2.05e6]
     split = machines.two_speeds(one + [0.72e6, 0.85e6])
-    check(machines.two_speeds(one) is None and split is not None and 0.85e6 < split < 1.80e6,
-          f"speeds: one speed has no split, two split between 0.85M and 1.80M ({split})")
+    caught = machines.two_speeds(one * 6 + [0.72e6, 0.85e6] * 3 + [1.05e6, 1.3e6])
+    check(machines.two_speeds(one) is None and split is not None and 0.85e6 < split < 1.80e6
+          and caught is not None and 0.85e6 < caught < 1.80e6,
+          f"speeds: one speed has no split, two split between 0.85M and 1.80M, probes caught mid-change "
+          f"included ({split}, {caught})")
     got = [machines.speed_of(b, a, split) for b, a in ((2e6, 1.9e6), (0.8e6, 0.7e6), (2e6, 0.8e6), (None, 2e6))]
     check(got == ["fast", "slow", "between", "between"] and machines.speed_of(1, 1, None) == "one",
           f"speeds: a run's speed from the probes either side ({got})")
