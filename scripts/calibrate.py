@@ -285,7 +285,7 @@ def main():
         "# sleep or timed park's timeout returns that late (interpolated by its length).",
         "# slice: the median turn of two threads spinning on one CPU (1 s): with it, a run that shares its",
         "# cores (--sim-cores) hands them out in slices, a woken thread taking a core at once.",
-        f"# job: CPU time per one-task job with no work of one request thread under serial, in the window (the",
+        "# job: CPU time per one-task job with no work of one request thread under serial, in the window (the",
         f"# CPU {JOBS[1]} jobs take beyond {JOBS[0]}, over the extra jobs; median of 3 pairs), less serial's per-task",
         "# time: creating, submitting, counting, recording and reaping a job; charged where the job ends if its",
         "# creator ends it. job_create, job_end: a job created on one thread and ended on another, from one",
