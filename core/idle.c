@@ -212,19 +212,19 @@ static void sleeper_barrier(const struct sb_rt *rt)
 	}
 }
 
-/* A suspension has ended: its length moves from susp_since into the counter. The seqlock's
- * writer side; the reader is sb_rt_worker_counters (stats.c). */
+/* A suspension has ended: its length moves from susp_since into the counter, and the idle
+ * stretch it interrupted resumes later by as much (idle_ns is time awake). The seqlock's writer
+ * side (rt.h); the reader is sb_rt_worker_counters (stats.c). */
 static void suspended_done(struct sb_worker *w, uint64_t ns)
 {
-	uint32_t s = atomic_load_explicit(&w->susp_seq, memory_order_relaxed);
-	atomic_store_explicit(&w->susp_seq, s + 1, memory_order_relaxed);
-	/* release fence: orders the odd sequence before the two stores below, so a reader that
-	 * sees either of them (and fences with acquire) sees the odd sequence and retries */
-	atomic_thread_fence(memory_order_release);
-	sb_count(&w->tc, SB_C_SUSPEND_NS, ns);
+	struct sb_thread *tc = &w->tc;
+	uint32_t s = sb_snap_begin(w);
+	sb_count(tc, SB_C_SUSPEND_NS, ns);
+	tc->since += ns;
+	/* relaxed, both: the seqlock orders them for a reader */
+	atomic_store_explicit(&w->stretch, sb_stretch_word(tc->since, tc->busy), memory_order_relaxed);
 	atomic_store_explicit(&w->susp_since, 0, memory_order_relaxed);
-	/* release: pairs with the reader's first acquire load; its counter read then sees ours */
-	atomic_store_explicit(&w->susp_seq, s + 2, memory_order_release);
+	sb_snap_end(w, s);
 }
 
 /* Suspend until woken or the suspend timeout passes. Returns a task found by the re-check, if
@@ -260,7 +260,7 @@ struct sb_task *sb_suspend(struct sb_worker *w, bool *after_suspend, bool *stole
 	if (!t && !io.stay_awake && !atomic_load_explicit(&rt->stopping, memory_order_relaxed)) {
 		sb_count(tc, SB_C_SUSPEND, 1);
 		uint64_t t0 = sb_now_ns();
-		/* relaxed: a reader adds the part so far only when susp_seq was even and unchanged
+		/* relaxed: a reader adds the part so far only when snap_seq was even and unchanged
 		 * around its reads (suspended_done), so any value it sees here is consistent */
 		atomic_store_explicit(&w->susp_since, t0, memory_order_relaxed);
 		sb_exec_park(&w->state, SB_W_SUSPENDED, us * 1000);

@@ -101,11 +101,14 @@ struct sb_worker {
 	_Atomic uint32_t yield_req; /* monitor -> task: please yield */
 	_Atomic uint32_t idle;      /* 1 while the worker finds nothing (watchdog) */
 	_Atomic uint64_t nap_until; /* while it sleeps between polls: when the nap ends, else 0 */
-	/* The suspension in progress, so that counters read while a worker sleeps (a measurement
-	 * window's ends, sb_rt_worker_counters) include it: its start, 0 when none. susp_seq is odd
-	 * while the owner moves a finished suspension into its counter (a seqlock), so a reader
-	 * counts an ending suspension neither twice nor not at all. */
-	_Atomic uint32_t susp_seq;
+	/* The stretches in progress, so that counters read meanwhile (a measurement window's ends,
+	 * sb_rt_worker_counters) include them: the busy or idle stretch (sb_stretch_word: its start
+	 * and which, 0 before the first and after the last) and the suspension (its start, 0 when
+	 * none; an idle stretch stops while it lasts). snap_seq is odd while the owner moves an
+	 * ended stretch into its counter (a seqlock, sb_snap_begin/end), so a reader counts an
+	 * ending stretch neither twice nor not at all. */
+	_Atomic uint32_t snap_seq;
+	_Atomic uint64_t stretch;
 	_Atomic uint64_t susp_since;
 	/* When a waker claimed this sleeping worker (sb_now_ns), for the wake-up latency counter:
 	 * written by wakers before their claim, taken (and zeroed) by the worker once awake */
@@ -119,6 +122,31 @@ struct sb_worker {
 	struct sb_xthread thread;
 	bool started;
 };
+
+/* The busy or idle stretch that started at `since` (sb_now_ns), as the word a reader loads at
+ * once: start + 1 (so that a stretch starting at a virtual clock's 0 is not "none"), then which. */
+static inline uint64_t sb_stretch_word(uint64_t since, bool busy)
+{
+	return ((since + 1) << 1) | busy;
+}
+
+/* The owner's side of the snapshot seqlock (the reader is sb_rt_worker_counters, stats.c):
+ * between begin and end it moves an ended stretch into a counter and starts the next. */
+static inline uint32_t sb_snap_begin(struct sb_worker *w)
+{
+	uint32_t s = atomic_load_explicit(&w->snap_seq, memory_order_relaxed);
+	atomic_store_explicit(&w->snap_seq, s + 1, memory_order_relaxed);
+	/* release fence: orders the odd sequence before the stores that follow, so a reader that
+	 * sees any of them (and fences with acquire) sees the odd sequence and retries */
+	atomic_thread_fence(memory_order_release);
+	return s;
+}
+
+static inline void sb_snap_end(struct sb_worker *w, uint32_t s)
+{
+	/* release: pairs with the reader's first acquire load; its counter reads then see ours */
+	atomic_store_explicit(&w->snap_seq, s + 2, memory_order_release);
+}
 _Static_assert(offsetof(struct sb_worker, tc) % SB_CACHELINE == 0, "worker-private state on its own line");
 
 struct sb_txn {

@@ -183,26 +183,35 @@ static void read_counters(const struct sb_thread *tc, uint64_t out[SB_NR_COUNTER
 	}
 }
 
-/* A worker's counters, its suspension in progress included (the seqlock's reader side; the
- * writer is idle.c's suspended_done): a window that opens or closes while a worker sleeps
- * counts the part of the sleep inside it, not the whole sleep at the window its wake falls in. */
+/* A worker's counters, its stretches in progress included (the seqlock's reader side; the
+ * writers are worker.c's stretch_turn and idle.c's suspended_done): a window that opens or
+ * closes while a worker runs, spins or sleeps counts the part of that stretch inside it, not the
+ * whole stretch at the window its end falls in (a worker busy through a whole window read as
+ * never busy in it). */
 void sb_rt_worker_counters(const struct sb_rt *rt, unsigned i, uint64_t out[SB_NR_COUNTERS])
 {
 	const struct sb_worker *w = &rt->w[i];
 	for (;;) {
 		/* acquire: pairs with the writer's final release store */
-		uint32_t s1 = atomic_load_explicit(&w->susp_seq, memory_order_acquire);
+		uint32_t s1 = atomic_load_explicit(&w->snap_seq, memory_order_acquire);
 		read_counters(&w->tc, out, false);
-		uint64_t since = atomic_load_explicit(&w->susp_since, memory_order_relaxed);
+		uint64_t st = atomic_load_explicit(&w->stretch, memory_order_relaxed);
+		uint64_t susp = atomic_load_explicit(&w->susp_since, memory_order_relaxed);
 		/* acquire fence: pairs with the writer's release fence; if the reads above saw its
 		 * stores, the load below sees the odd sequence (or a later one) */
 		atomic_thread_fence(memory_order_acquire);
-		uint32_t s2 = atomic_load_explicit(&w->susp_seq, memory_order_relaxed);
+		uint32_t s2 = atomic_load_explicit(&w->snap_seq, memory_order_relaxed);
 		if (s1 != s2 || (s1 & 1))
-			continue; /* a suspension was ending: read again */
-		uint64_t now = since ? sb_now_ns() : 0;
-		if (now > since)
-			out[SB_C_SUSPEND_NS] += now - since;
+			continue; /* a stretch was ending: read again */
+		uint64_t now = st || susp ? sb_now_ns() : 0;
+		if (susp && now > susp)
+			out[SB_C_SUSPEND_NS] += now - susp;
+		if (st) {
+			/* an idle stretch stops at a suspension's start (idle_ns is time awake) */
+			uint64_t since = (st >> 1) - 1, end = susp ? susp : now;
+			if (end > since)
+				out[st & 1 ? SB_C_BUSY_NS : SB_C_IDLE_NS] += end - since;
+		}
 		return;
 	}
 }

@@ -22,28 +22,36 @@
 
 #define SB_SWEEP_SAMPLE 16 /* steal sweeps per timed one (sweep_ns is an estimate from a sample) */
 
-static void mark_busy(struct sb_worker *w)
+/* The busy or idle stretch ends now: its length moves into its counter and the next one starts
+ * (`last`: none does, the worker is leaving). Inside the snapshot seqlock (rt.h), so that a reader
+ * counts the stretch once, whether it reads before, during or after. */
+static void stretch_turn(struct sb_worker *w, bool busy, bool last)
 {
 	struct sb_thread *tc = &w->tc;
-	if (tc->busy)
-		return;
 	uint64_t now = sb_now_ns();
-	sb_count(tc, SB_C_IDLE_NS, now - tc->since);
+	uint32_t s = sb_snap_begin(w);
+	sb_count(tc, tc->busy ? SB_C_BUSY_NS : SB_C_IDLE_NS, now - tc->since);
 	tc->since = now;
-	tc->busy = true;
+	tc->busy = busy;
+	/* relaxed: the seqlock orders it for a reader */
+	atomic_store_explicit(&w->stretch, last ? 0 : sb_stretch_word(now, busy), memory_order_relaxed);
+	sb_snap_end(w, s);
+}
+
+static void mark_busy(struct sb_worker *w)
+{
+	if (w->tc.busy)
+		return;
+	stretch_turn(w, true, false);
 	/* relaxed: the watchdog's hint */
 	atomic_store_explicit(&w->idle, 0, memory_order_relaxed);
 }
 
 static void mark_idle(struct sb_worker *w)
 {
-	struct sb_thread *tc = &w->tc;
-	if (!tc->busy)
+	if (!w->tc.busy)
 		return;
-	uint64_t now = sb_now_ns();
-	sb_count(tc, SB_C_BUSY_NS, now - tc->since);
-	tc->since = now;
-	tc->busy = false;
+	stretch_turn(w, false, false);
 	atomic_store_explicit(&w->idle, 1, memory_order_relaxed);
 }
 
@@ -162,6 +170,8 @@ void *sb_worker_main(void *arg)
 	}
 	tc->since = sb_now_ns();
 	tc->busy = false;
+	/* relaxed: the first stretch; a reader before it counts none */
+	atomic_store_explicit(&w->stretch, sb_stretch_word(tc->since, false), memory_order_relaxed);
 	/* relaxed: the watchdog's hint; a worker starts resting, not only once it has been busy
 	 * (else one that never ran a task and naps instead of suspending is never seen resting) */
 	atomic_store_explicit(&w->idle, 1, memory_order_relaxed);
@@ -221,7 +231,7 @@ void *sb_worker_main(void *arg)
 	if (w->searching)
 		sb_stop_searching(w);
 	sb_tok_flush(tc);
-	mark_idle(w);
+	stretch_turn(w, false, true); /* the last stretch: counters read after the run stay put */
 	sb_exec_rcu_unregister();
 	sb_self = NULL;
 	return NULL;

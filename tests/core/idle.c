@@ -326,6 +326,90 @@ Test(idle, suspended_time_counts_while_asleep, .timeout = 30)
 	t_done(rt);
 }
 
+/* Counters read while a worker runs one long task include the run so far: a window that opens
+ * and closes inside one busy stretch counts it as busy (before, a stretch was counted only when
+ * it ended, so a worker busy through a whole window read as never busy in it). */
+static _Atomic int bt_state; /* 1 once the long task runs, 2 once it is done */
+
+static enum sb_result bt_long(struct sb_task *t)
+{
+	(void)t;
+	atomic_store(&bt_state, 1);
+	sb_work_ns(1000000000);
+	atomic_store(&bt_state, 2);
+	return SB_DONE;
+}
+
+Test(idle, busy_time_counts_while_running, .timeout = 30)
+{
+	struct sb_rt *rt = t_rt("stealing", 1, NULL);
+	sb_thread_attach(rt);
+	atomic_store(&bt_state, 0);
+	struct sb_job_desc d = { .work_level = SB_WL_INFINITY, .force_stealing = true };
+	struct sb_job *j = sb_job_create(rt, &d);
+	sb_job_submit(j, sb_task_new(j, bt_long, NULL));
+	while (atomic_load(&bt_state) == 0)
+		t_sleep_us(100);
+	uint64_t a[SB_NR_COUNTERS], b[SB_NR_COUNTERS];
+	uint64_t t0 = sb_now_ns();
+	sb_rt_worker_counters(rt, 0, a);
+	t_sleep_ms(150);
+	sb_rt_worker_counters(rt, 0, b);
+	uint64_t t1 = sb_now_ns();
+	bool inside = atomic_load(&bt_state) == 1;
+	cr_assert(sb_job_wait(j), "the job finished");
+	sb_job_put(j);
+	if (inside) { /* both reads fell inside the task (1 s of work against 150 ms: nearly always) */
+		uint64_t busy = b[SB_C_BUSY_NS] - a[SB_C_BUSY_NS], idle = b[SB_C_IDLE_NS] - a[SB_C_IDLE_NS];
+		cr_expect(busy >= (t1 - t0) * 9 / 10 && busy <= t1 - t0, "%llu ns busy counted over %llu ns of one task",
+			  (unsigned long long)busy, (unsigned long long)(t1 - t0));
+		cr_expect_eq(idle, 0, "no idle time inside one task (%llu ns)", (unsigned long long)idle);
+	}
+	sb_thread_detach();
+	t_done(rt);
+}
+
+/* A worker's time is busy, idle (awake finding nothing) or suspended, one at a time: over a
+ * window in which a sleeping worker is woken for a job and sleeps again, the three add up to the
+ * window, and the sleep is not counted as idle too (before, the idle stretch around a suspension
+ * was counted whole, sleep included, when it ended). */
+Test(idle, busy_idle_suspended_partition_time, .timeout = 30)
+{
+	static const char *const sets[] = { "busy_worker=false", "worker_suspend_timeout=60000000", NULL };
+	struct sb_rt *rt = t_rt("stealing", 2, sets);
+	sb_thread_attach(rt);
+	t_wait_all_asleep(rt);
+	uint64_t a[2][SB_NR_COUNTERS], b[2][SB_NR_COUNTERS];
+	uint64_t t0 = sb_now_ns();
+	for (unsigned i = 0; i < 2; i++)
+		sb_rt_worker_counters(rt, i, a[i]);
+	t_sleep_ms(200);
+	struct sb_job_desc d = { .work_level = SB_WL_INFINITY, .force_stealing = true };
+	struct sb_job *j = sb_job_create(rt, &d);
+	sb_job_submit(j, sb_task_new(j, lw_leaf, NULL));
+	cr_assert(sb_job_wait(j), "the job finished");
+	sb_job_put(j);
+	t_wait_all_asleep(rt);
+	t_sleep_ms(50);
+	for (unsigned i = 0; i < 2; i++)
+		sb_rt_worker_counters(rt, i, b[i]);
+	uint64_t t1 = sb_now_ns(), woken = 0;
+	for (unsigned i = 0; i < 2; i++) {
+		uint64_t busy = b[i][SB_C_BUSY_NS] - a[i][SB_C_BUSY_NS], idle = b[i][SB_C_IDLE_NS] - a[i][SB_C_IDLE_NS];
+		uint64_t susp = b[i][SB_C_SUSPEND_NS] - a[i][SB_C_SUSPEND_NS], sum = busy + idle + susp;
+		woken += b[i][SB_C_SUSPEND] - a[i][SB_C_SUSPEND];
+		cr_expect(sum >= (t1 - t0) * 19 / 20 && sum <= t1 - t0,
+			  "worker %u: busy %llu + idle %llu + suspended %llu ns over a window of %llu ns", i,
+			  (unsigned long long)busy, (unsigned long long)idle, (unsigned long long)susp,
+			  (unsigned long long)(t1 - t0));
+		cr_expect(idle < (t1 - t0) / 2, "worker %u: %llu ns idle, the 200 ms sleep not among them", i,
+			  (unsigned long long)idle);
+	}
+	cr_expect_geq(woken, 1, "a worker woke for the job and slept again");
+	sb_thread_detach();
+	t_done(rt);
+}
+
 /* The wake-up latency counter: every wake-up a waker claimed is counted, and each counted
  * latency lies inside the time the test watched (a stamp left from an earlier claim, or one
  * never written, would fall outside it or be missing). */
