@@ -21,12 +21,14 @@ from the same kind of runs: one request thread running one-task jobs back to bac
 What a job costs when it is created on one thread and ended on another (`job_create`, `job_end`:
 its memory and its counters move between cores) comes from micro chains of one task too, 64 in
 flight from one request thread to one fifo worker that never sleeps (machines.py's probe). On a
-host whose cross-thread speed has two levels (the rounds' rates in two groups: machines.two_speeds),
+host whose cross-thread speed has two levels (the rounds' rates in two groups: machines.two_levels),
 the table takes the slow level's rounds unless --speed fast says otherwise (the median of all
 rounds would flip with which level had more of them), and the header gives both levels.
 `calibrate.py --runs DIR --speed fast --out FILE` writes the other level's table from the same
 runs without running them again. The calibrate program also gives what a park costs the parked
-thread in CPU (`park_cpu`).
+thread in CPU (`park_cpu`), every round's: the rounds whose two threads shared a CPU cost a tenth
+as much, in a share that changes from one calibration to the next, so where the rounds fall on two
+levels (machines.two_levels) the table has the high one's median, the two threads on two CPUs.
 The transfer to another socket needs a machine with two; on one socket the file keeps the
 previous value (never below the measured `line`) and says so. The header records the date, the machine, the git commit and the
 load average: a measurement on a busy machine reads high.
@@ -135,8 +137,8 @@ def per_remote(runs, cost, task):
 
 def remote_costs(rounds, speed):
     """(job_create, job_end, header lines) from per_remote's rounds: the medians of the rounds of
-    the chosen speed where the host has two (machines.two_speeds), else of all of them."""
-    split = machines.two_speeds([r[0] for r in rounds])
+    the chosen speed where the host has two (machines.two_levels), else of all of them."""
+    split = machines.two_levels([r[0] for r in rounds])
     levels = {"one": rounds} if split is None else {
         "slow": [r for r in rounds if r[0] < split], "fast": [r for r in rounds if r[0] >= split]}
     pick = levels.get(speed, rounds)
@@ -157,6 +159,25 @@ def remote_costs(rounds, speed):
                 f"The other speed's table: calibrate.py --runs DIR --speed {'fast' if speed == 'slow' else 'slow'} "
                 "--out FILE (the same runs, not run again)."]
     return create, end, split, head
+
+
+def park_cpu_cost(rounds):
+    """park_cpu and a header line from the calibrate program's rounds: they fall on two levels
+    where the two threads of some rounds shared a CPU (a tenth of the others' cost on the AMD EPYC
+    host) in proportions that change from one calibration to the next, so the median of all would
+    flip between the levels. Where there are two (machines.two_levels), the high level's median:
+    a park whose two threads ran on two CPUs, as a simulated thread with a core of its own parks."""
+    split = machines.two_levels(rounds)
+    high = [r for r in rounds if split is None or r >= split]
+    value = statistics.median(high)
+
+    def span(rs):
+        return f"{len(rs)} rounds at {min(rs):.0f} to {max(rs):.0f} ns (median {statistics.median(rs):.0f})"
+    if split is None:
+        return value, [f"park_cpu: one level, {span(rounds)}."]
+    low = [r for r in rounds if r < split]
+    return value, [f"park_cpu: two levels, {span(low)} (the two threads on one CPU)",
+                   f"and {span(high)} (on two); the table has the second's median."]
 
 
 def per_job(runs):
@@ -225,10 +246,15 @@ def main():
     machine = machines.one_machine(made, f"calibrate {runs_dir}")
     sha = ", ".join(sorted({p["sha"][:12] + ("+changes" if p["dirty"] else "") for p in made}))
     cost = {}
+    park_rounds = []
     with open(os.path.join(runs["primitives"]["dir"], "primitives.txt")) as f:
         for line in f:
             k, v = line.split()
-            cost[k] = float(v)
+            if k == "park_cpu_round":
+                park_rounds.append(float(v))
+            else:
+                cost[k] = float(v)
+    cost["park_cpu"], park_head = park_cpu_cost(park_rounds)
     old = previous(a.out)
     nsock = sockets()
     remote_note = ("line_remote: this machine has one socket, so it cannot be measured here; kept from the "
@@ -268,8 +294,8 @@ def main():
         "# steal, steal_empty: the core's deque, owner's and thief's side, without a line transfer (`line`",
         "# prices that); steal_empty is one empty victim, charged per victim a sweep visits. wake: the",
         "# waker's futex call; park: from that call until the sleeper runs again; park_cpu: the CPU time the",
-        "# two threads' parks cost themselves (their CPU less their wake calls, per park), the median round's",
-        "# (rounds where the two threads shared a CPU cost a tenth of the rest). relax: one pause;",
+        "# two threads' parks cost themselves (their CPU less their wake calls, per park), the median of the",
+        "# rounds where the two threads ran on two CPUs (those on one cost a tenth as much). relax: one pause;",
         "# yield: one sched_yield; line: half the round trip of a cache line bounced between two threads.",
         "# cold, cold_after: FIFO passes over 2^10..2^22 tasks in a shuffled memory order (pushed, then taken",
         "# oldest first reading each task's lines): cold_after is the last count before a pass costs twice the",
@@ -295,6 +321,7 @@ def main():
         "# less its pops, the teardown task's push and a line; charged to the creator as it lets go of the job",
         "# and to the finisher at the teardown.",
         *[f"# {x}" for x in remote_head],
+        *[f"# {x}" for x in park_head],
         f"# push@POLICY: CPU time per task of a 1-worker chain with no work (the CPU {CHAINS[1]} tasks take",
         f"# beyond {CHAINS[0]}, over the extra tasks; median of 3 pairs of native runs) minus pop: the policy's callbacks and the core's per-task path, charged on the",
         "# submit because every task passes there (the caller's own list is popped without a policy call).",

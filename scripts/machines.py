@@ -45,12 +45,13 @@ PROBE_ARGS = ["--policy", "fifo", "--workload", "micro", "--threads", "1", "--se
 SPEEDS_APART = 1.5  # two groups of probe rates whose medians are this far apart are two speeds (one spreads 1.2x)
 
 
-def two_speeds(rates):
-    """The rate that splits probe rates (jobs/s) into a slow and a fast speed, or None for a host
-    with one. The cut is the one that best separates the rates' logarithms into two groups (the
-    largest between-group variance, Otsu's rule: a few probes caught mid-change fall on either
-    side without moving it); the two speeds are real where the groups' medians are SPEEDS_APART
-    or more apart. The split is the geometric mean of the two rates either side of the cut."""
+def two_levels(rates):
+    """The value that splits positive measurements (probe rates in jobs/s; calibrate.py's park_cpu
+    rounds too) into a low and a high level, or None where they have one. The cut is the one that
+    best separates their logarithms into two groups (the largest between-group variance, Otsu's
+    rule: a few probes caught mid-change fall on either side without moving it); the two levels
+    are real where the groups' medians are SPEEDS_APART or more apart. The split is the geometric
+    mean of the two values either side of the cut."""
     v = sorted(r for r in rates if r and r > 0)
     if len(v) < 2:
         return None

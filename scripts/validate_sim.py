@@ -177,7 +177,7 @@ def native_speeds(rows):
     """Each native row's host speed (machines.speed_of) from the probe rows among rows, the split
     rate (None: one speed) and the probe rates; the probe rows are taken out of rows."""
     probes = {int(float(r["probe"])): float(r["throughput"]) for r in rows if r["executor"] == "probe"}
-    split = machines.two_speeds(probes.values())
+    split = machines.two_levels(probes.values())
     for r in rows:
         if r["executor"] == "native" and r.get("probe_before") not in (None, ""):
             r["speed"] = machines.speed_of(probes.get(int(float(r["probe_before"]))),

@@ -221,16 +221,14 @@ static void *park_partner(void *arg)
 	return NULL;
 }
 
-static double median_of(double *v, int n);
-
 /* wake, park, and park_cpu: the CPU the two threads' parks cost themselves (their CPU time over
  * the round less their wake calls, per park: the futex wait, the switches away and back, and the
- * hand-off's few clock reads). park_cpu is the median round's, not the fastest: the rounds split
- * by where the two threads ran, a few on one CPU (about 0.2 us a park on the AMD EPYC host) and
- * most on two (1.2 to 3.8 us), and the fastest would be the rare one. */
-static void park_costs(double *wake, double *park, double *park_cpu)
+ * hand-off's few clock reads), every round's (pc), since the rounds split by where the two
+ * threads ran: on one CPU (about 0.2 us a park on the AMD EPYC host) or on two (1.2 to 3.8 us),
+ * in proportions that change from one calibration to the next (calibrate.py chooses). */
+static void park_costs(double *wake, double *park, double pc[ROUNDS])
 {
-	double w[ROUNDS], p[ROUNDS], pc[ROUNDS];
+	double w[ROUNDS], p[ROUNDS];
 	for (int r = 0; r < ROUNDS; r++) {
 		struct sb_xthread th;
 		/* relaxed: published by the thread start */
@@ -255,7 +253,6 @@ static void park_costs(double *wake, double *park, double *park_cpu)
 	}
 	*wake = least(w, ROUNDS);
 	*park = least(p, ROUNDS);
-	*park_cpu = median_of(pc, ROUNDS);
 }
 
 static int by_value(const void *a, const void *b)
@@ -556,11 +553,12 @@ int main(void)
 {
 	urcu_memb_register_thread();
 	struct qcosts q = queue_costs();
-	double wake, park, park_cpu;
-	park_costs(&wake, &park, &park_cpu);
+	double wake, park, park_cpu[ROUNDS];
+	park_costs(&wake, &park, park_cpu);
 	printf("push %.1f\npop %.1f\npop_empty %.1f\nsteal %.1f\nsteal_empty %.1f\n", q.push, q.pop, q.pop_empty,
 	       q.steal, q.steal_empty);
-	printf("park_cpu %.1f\n", park_cpu);
+	for (int r = 0; r < ROUNDS; r++)
+		printf("park_cpu_round %.1f\n", park_cpu[r]);
 	printf("wake %.1f\npark %.1f\nrelax %.1f\nyield %.1f\nline %.1f\n", wake, park, relax_cost(), yield_cost(),
 	       line_cost());
 	double cold, after;

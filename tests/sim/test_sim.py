@@ -63,7 +63,7 @@ What is asserted:
                 too) and not at all on one speed; a run is fast or slow
                 where the probes either side agree, "between" where they do not; calibrate.py prices
                 job_create and job_end from one speed's rounds (slow, or fast with --speed), not the
-                median of both; validate_sim.py --probes puts a probe before the first native run
+                median of both, and park_cpu from the rounds on two CPUs where some shared one; validate_sim.py --probes puts a probe before the first native run
                 and after each, and report --speed keeps the runs of that speed alone (planted
                 probe rates: one fast, one between, one slow run), counted in table.md; --speed
                 where the probes show one speed is a one-line error
@@ -757,9 +757,9 @@ def host_speeds(sb, tmp):
     import calibrate
     import machines
     one = [1.80e6, 1.95e6, 2.05e6]
-    split = machines.two_speeds(one + [0.72e6, 0.85e6])
-    caught = machines.two_speeds(one * 6 + [0.72e6, 0.85e6] * 3 + [1.05e6, 1.3e6])
-    check(machines.two_speeds(one) is None and split is not None and 0.85e6 < split < 1.80e6
+    split = machines.two_levels(one + [0.72e6, 0.85e6])
+    caught = machines.two_levels(one * 6 + [0.72e6, 0.85e6] * 3 + [1.05e6, 1.3e6])
+    check(machines.two_levels(one) is None and split is not None and 0.85e6 < split < 1.80e6
           and caught is not None and 0.85e6 < caught < 1.80e6,
           f"speeds: one speed has no split, two split between 0.85M and 1.80M, probes caught mid-change "
           f"included ({split}, {caught})")
@@ -772,6 +772,10 @@ def host_speeds(sb, tmp):
     check(slow[:2] == (1200.0, 1000.0) and fast[:2] == (500.0, 400.0) and "Two speeds" in slow[3][0]
           and flat[:2] == (550.0, 350.0) and flat[2] is None and flat[3][0].startswith("One speed"),
           f"speeds: calibrate prices one speed's rounds (slow {slow[:2]}, fast {fast[:2]}, one speed {flat[:2]})")
+    on_one, on_two = [220.0, 240.0, 260.0] * 3, [1800.0, 2000.0, 2200.0, 2400.0] * 5
+    mixed, both = calibrate.park_cpu_cost(on_one + on_two), calibrate.park_cpu_cost(on_two[:4])
+    check(mixed[0] == 2100.0 and both[0] == 2100.0 and "two levels" in mixed[1][0] and "one level" in both[1][0],
+          f"speeds: park_cpu is the median of the rounds on two CPUs, however many shared one ({mixed[0]}, {both[0]})")
     root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
     script = os.path.join(root, "scripts", "validate_sim.py")
     d = os.path.join(tmp, "speeds")
