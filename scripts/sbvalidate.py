@@ -1,5 +1,6 @@
 """sbvalidate.py - the rows half of validate_sim.py: a validation's runs read back (from its
-directory or a committed runs.csv[.xz]), their medians per cell and the simulator's errors."""
+directory or a committed runs.csv[.xz]), their medians per cell and the simulator's errors, and
+the host's speed beside each native run (the probes of --probes)."""
 import csv
 import json
 import os
@@ -91,3 +92,36 @@ def load_summary(d):
         return f"load average (1 min) while it ran: min {min(s):.1f}, median {statistics.median(s):.1f}, max {max(s):.1f}"
     except (OSError, ValueError, KeyError):
         return "load average not recorded (runs not started by validate_sim.py run)"
+
+
+def with_probes(lines):
+    """The native lines with a cross-thread probe before the first and after each, every native line
+    tagged with the probes on either side of it (the sweep runner keeps manifest order)."""
+    out, k = [], 0
+
+    def probe():
+        return {"id": f"probe.p{k}", "out": f"probe/p{k}", "program": "schedbed", "timing": True, "slim": True,
+                "tags": {"executor": "probe", "probe": k},
+                "args": machines.PROBE_ARGS}
+    for ln in lines:
+        if ln["tags"]["executor"] == "native":
+            if k == 0:
+                out.append(probe())
+            ln["tags"].update({"probe_before": k, "probe_after": k + 1})
+            k += 1
+            out += [ln, probe()]
+        else:
+            out.append(ln)
+    return out
+
+
+def native_speeds(rows):
+    """Each native row's host speed (machines.speed_of) from the probe rows among rows, the split
+    rate (None: one speed) and the probe rates; the probe rows are taken out of rows."""
+    probes = {int(float(r["probe"])): float(r["throughput"]) for r in rows if r["executor"] == "probe"}
+    split = machines.two_levels(probes.values())
+    for r in rows:
+        if r["executor"] == "native" and r.get("probe_before") not in (None, ""):
+            r["speed"] = machines.speed_of(probes.get(int(float(r["probe_before"]))),
+                                           probes.get(int(float(r["probe_after"]))), split)
+    return [r for r in rows if r["executor"] != "probe"], split, sorted(probes.values())

@@ -55,7 +55,7 @@ import machines
 import sbdesc
 import sbrun
 from sbcli import die, split_list
-from sbvalidate import METRICS, OLTP_CLASSES, err, fmt_err, load_rows, load_summary, medians
+from sbvalidate import METRICS, OLTP_CLASSES, err, fmt_err, load_rows, load_summary, medians, native_speeds, with_probes
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -150,39 +150,6 @@ def expand(a):
     print(f"validate_sim: {len(lines)} runs ({', '.join(execs)}; {len(pols)} policies, {len(cells)} cells, "
           f"workers {','.join(map(str, threads))}, {o['reps']} seeds) in {path}", file=sys.stderr)
     return lines
-
-
-def with_probes(lines):
-    """The native lines with a cross-thread probe before the first and after each, every native line
-    tagged with the probes on either side of it (the sweep runner keeps manifest order)."""
-    out, k = [], 0
-
-    def probe():
-        return {"id": f"probe.p{k}", "out": f"probe/p{k}", "program": "schedbed", "timing": True, "slim": True,
-                "tags": {"executor": "probe", "probe": k},
-                "args": machines.PROBE_ARGS}
-    for ln in lines:
-        if ln["tags"]["executor"] == "native":
-            if k == 0:
-                out.append(probe())
-            ln["tags"].update({"probe_before": k, "probe_after": k + 1})
-            k += 1
-            out += [ln, probe()]
-        else:
-            out.append(ln)
-    return out
-
-
-def native_speeds(rows):
-    """Each native row's host speed (machines.speed_of) from the probe rows among rows, the split
-    rate (None: one speed) and the probe rates; the probe rows are taken out of rows."""
-    probes = {int(float(r["probe"])): float(r["throughput"]) for r in rows if r["executor"] == "probe"}
-    split = machines.two_levels(probes.values())
-    for r in rows:
-        if r["executor"] == "native" and r.get("probe_before") not in (None, ""):
-            r["speed"] = machines.speed_of(probes.get(int(float(r["probe_before"]))),
-                                           probes.get(int(float(r["probe_after"]))), split)
-    return [r for r in rows if r["executor"] != "probe"], split, sorted(probes.values())
 
 
 def sample_load(out, stop):

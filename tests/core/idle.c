@@ -384,11 +384,8 @@ Test(idle, busy_idle_suspended_partition_time, .timeout = 30)
 	for (unsigned i = 0; i < 2; i++)
 		sb_rt_worker_counters(rt, i, a[i]);
 	t_sleep_ms(200);
-	struct sb_job_desc d = { .work_level = SB_WL_INFINITY, .force_stealing = true };
-	struct sb_job *j = sb_job_create(rt, &d);
-	sb_job_submit(j, sb_task_new(j, lw_leaf, NULL));
-	cr_assert(sb_job_wait(j), "the job finished");
-	sb_job_put(j);
+	static const struct sb_job_desc d = { .work_level = SB_WL_INFINITY, .force_stealing = true };
+	sb_job_put(t_run_job(rt, &d, lw_leaf, NULL));
 	t_wait_all_asleep(rt);
 	t_sleep_ms(50);
 	for (unsigned i = 0; i < 2; i++)
