@@ -37,6 +37,7 @@
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
+#include <cstdint>
 #include <cstring>
 #include <deque>
 #include <string>
@@ -86,6 +87,82 @@ struct placement {
 	double at; /* simulated ns when its push ended: no pop or steal takes it sooner */
 };
 
+/* The queued tasks' placements, keyed by the task's address: open addressing with linear probing
+ * and deletion by backward shift, so that a lookup touches one or two adjacent slots. The
+ * std::unordered_map it replaces spent a quarter of a 64-worker fork-join run's wall time walking
+ * its buckets' node chains (perf). Only find, put and erase: its order never shows in a result. */
+class placements {
+public:
+	/* The placement of task (inserted, or the one already there to overwrite). */
+	placement &put(const void *task)
+	{
+		if (2 * (count + 1) > slots.size())
+			grow();
+		size_t i = find_slot(task);
+		if (!slots[i].key) {
+			slots[i].key = task;
+			count++;
+		}
+		return slots[i].p;
+	}
+	/* task's placement, or nullptr; valid until the next put or erase */
+	placement *find(const void *task)
+	{
+		if (slots.empty())
+			return nullptr;
+		size_t i = find_slot(task);
+		return slots[i].key ? &slots[i].p : nullptr;
+	}
+	void erase(const void *task)
+	{
+		if (slots.empty())
+			return;
+		size_t i = find_slot(task);
+		if (!slots[i].key)
+			return;
+		/* pull back every later entry of the run that may sit in the hole: one whose home is no
+		 * nearer to its slot than the hole is */
+		for (size_t j = (i + 1) & mask; slots[j].key; j = (j + 1) & mask)
+			if (((j - home(slots[j].key)) & mask) >= ((j - i) & mask)) {
+				slots[i] = slots[j];
+				i = j;
+			}
+		slots[i].key = nullptr;
+		count--;
+	}
+
+private:
+	struct slot {
+		const void *key = nullptr;
+		placement p;
+	};
+	std::vector<slot> slots; /* a power of two of them, at most half full */
+	size_t count = 0, mask = 0;
+	unsigned shift = 64;
+
+	/* Fibonacci hashing: the product's top bits, which every bit of the address reaches
+	 * (task addresses share their low bits). */
+	size_t home(const void *k) const { return (size_t)(((uint64_t)(uintptr_t)k * 0x9e3779b97f4a7c15ull) >> shift); }
+	size_t find_slot(const void *k) const
+	{
+		size_t i = home(k);
+		while (slots[i].key && slots[i].key != k)
+			i = (i + 1) & mask;
+		return i;
+	}
+	void grow()
+	{
+		std::vector<slot> old = std::move(slots);
+		size_t n = old.empty() ? 1024 : 2 * old.size();
+		slots.assign(n, slot{});
+		mask = n - 1;
+		shift = 64 - (unsigned)__builtin_ctzll(n);
+		for (const slot &s : old)
+			if (s.key)
+				slots[find_slot(s.key)] = s;
+	}
+};
+
 struct line_state {
 	double free_at = 0;  /* simulated ns when the last operation on it ends */
 	double last_at = 0;  /* ... and when it began */
@@ -110,7 +187,7 @@ struct sim_state {
 	std::unordered_map<const void *, std::deque<actor_state *>> waiters;
 	std::vector<line_state> lines;
 	/* the line each queued task was pushed on (see charge): its pop or steal pays there */
-	std::unordered_map<const void *, placement> placed;
+	placements placed;
 	uint64_t pushes = 0;
 	std::vector<unsigned> socket;
 	sg4::Host *host = nullptr;
@@ -125,10 +202,14 @@ struct sim_state {
 };
 
 sim_state S;
+/* The actor running now: set by switch_in, which every actor passes through when it starts and
+ * after every SimGrid call that may have run others (asking SimGrid took a TLS lookup and three
+ * calls per charge). */
+actor_state *cur;
 
 actor_state *me()
 {
-	return sg4::Actor::self()->get_data<actor_state>();
+	return cur;
 }
 
 /* Around every SimGrid call that may run other actors (see the file comment). */
@@ -141,6 +222,7 @@ actor_state *switch_out()
 
 void switch_in(actor_state *a)
 {
+	cur = a;
 	sb_tls_native = a->tls;
 }
 
@@ -511,20 +593,17 @@ void charge(enum sb_cost c, int line, int self, const void *task)
 		if (c == SB_COST_PUSH) {
 			S.pushes++;
 			if (line >= 0)
-				pushed = &(S.placed[task] = placement{ line, S.pushes, 0 });
+				pushed = &(S.placed.put(task) = placement{ line, S.pushes, 0 });
 			else
 				S.placed.erase(task);
-		} else {
-			auto it = S.placed.find(task);
-			if (it != S.placed.end()) {
-				line = it->second.line;
-				ready = it->second.at;
-				/* every push since wrote a task's worth of memory: past the cache's capacity in
-				 * tasks this one comes back from memory (FIFO fork-join holds its whole frontier) */
-				if ((double)(S.pushes - it->second.seq) > S.cost[SB_COST_COLD_AFTER])
-					cost += S.cost[SB_COST_COLD];
-				S.placed.erase(it);
-			}
+		} else if (const placement *at = S.placed.find(task)) {
+			line = at->line;
+			ready = at->at;
+			/* every push since wrote a task's worth of memory: past the cache's capacity in
+			 * tasks this one comes back from memory (FIFO fork-join holds its whole frontier) */
+			if ((double)(S.pushes - at->seq) > S.cost[SB_COST_COLD_AFTER])
+				cost += S.cost[SB_COST_COLD];
+			S.placed.erase(task);
 		}
 	}
 	/* an empty sweep looks at every other worker's queue; the cost is per victim */
