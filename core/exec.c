@@ -34,7 +34,8 @@ const char *const sb_cost_names[SB_NR_COSTS] = {
 	[SB_COST_OVER_1MS_P50] = "over_1ms_p50", [SB_COST_OVER_1MS_P90] = "over_1ms_p90",
 	[SB_COST_OVER_1MS_P99] = "over_1ms_p99", [SB_COST_OVER_1MS_P999] = "over_1ms_p999",
 	[SB_COST_SLICE] = "slice", [SB_COST_JOB] = "job", [SB_COST_JOB_CREATE] = "job_create",
-	[SB_COST_JOB_END] = "job_end", [SB_COST_PARK_CPU] = "park_cpu",
+	[SB_COST_JOB_END] = "job_end", [SB_COST_PARK_CPU] = "park_cpu", [SB_COST_COMPUTE_ITER] = "compute_iter",
+	[SB_COST_MEMORY_DOUBLE] = "memory_double",
 };
 
 void sb_exec_use(const struct sb_exec_ops *vt)

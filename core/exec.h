@@ -130,6 +130,13 @@ enum sb_cost {
 	/* The CPU a park costs the parked thread itself: the futex call, the switch away and the
 	 * switch back (`park` is the wait, this is the work in it). Optional (0 without it). */
 	SB_COST_PARK_CPU,
+	/* A workload's own computation, which natively takes the CPU it takes and in a simulation
+	 * takes no simulated time unless priced: patterns' kernels (workloads/taskgraph.c), per
+	 * compute_bound iteration (16 FLOP) and per double of a memory_bound pass (over the default
+	 * 8 KiB scratch: a larger one leaves the cache and costs more). Optional: without them a
+	 * simulated kernel takes no time. */
+	SB_COST_COMPUTE_ITER,
+	SB_COST_MEMORY_DOUBLE,
 	SB_NR_COSTS
 };
 extern const char *const sb_cost_names[SB_NR_COSTS];

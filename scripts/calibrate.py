@@ -16,7 +16,9 @@ comes from whole native runs of schedbed: the micro workload's chain (each task 
 no work) at 1 worker, the CPU time a longer chain adds per task it adds, median of 3 pairs; that overhead minus the push becomes
 the policy's `push@POLICY` (a submit with the core's per-task overhead, as the simulator charges
 it: every task is submitted through the policy, while some are taken without a policy call, from
-the caller's own list under serial and hybrid). A job's own CPU beyond its task's (`job`) comes
+the caller's own list under serial and hybrid). patterns' kernels (`compute_iter`, `memory_double`:
+the workload's own computation, which moves no simulated clock) come from patterns under serial at
+1 worker, each kernel at 0 iterations and at many: the CPU the iterations add, per iteration. A job's own CPU beyond its task's (`job`) comes
 from the same kind of runs: one request thread running one-task jobs back to back under serial.
 What a job costs when it is created on one thread and ended on another (`job_create`, `job_end`:
 its memory and its counters move between cores) comes from micro chains of one task too, 64 in
@@ -62,6 +64,11 @@ ORDER += [f"{g}_{q}" for g in ("park_busy", "park_idle", "over_100us", "over_1ms
 LONG_PARK = {k for k in ORDER if k.startswith(("park_long_after", "park_busy_", "park_idle_"))}
 CHAINS = (200000, 2000000)  # two chain lengths: the difference cancels start-up and end
 JOBS = (100000, 1000000)  # two counts of one-task jobs, for `job` alike
+# patterns' kernels, each at 0 iterations and at this many (serial, 1 worker, KERNEL_JOBS jobs of the
+# default 400-task stencil): the slope is the kernel's alone. memory_bound passes over the default
+# 8 KiB scratch (1,024 doubles).
+KERNELS = {"compute_iter": ("compute_bound", 4096, 1), "memory_double": ("memory_bound", 64, 1024)}
+KERNEL_JOBS = 50
 REMOTE_ROUNDS = 27  # spread over the calibration: what a job crossing threads costs changes from one second to the next
 
 
@@ -107,6 +114,30 @@ def job_lines():
              "args": ["--policy", "serial", "--workload", "micro", "--threads", "1", "-n", str(n), "--set",
                       "pattern=chain", "--set", "length=1", "--set", "work_ns=0"]}
             for rep in (1, 2, 3) for n in JOBS]
+
+
+def kernel_lines():
+    """patterns under serial at 1 worker, each kernel at 0 iterations and at many, 3 rounds: what
+    per_kernel reads. The validation's patterns cell runs 1,024 iterations under every policy; only
+    the slope between these two counts, which no policy or worker count enters, feeds the table."""
+    return [{"id": f"kernel.{cost}.{it}.r{rep}", "out": f"kernel/{cost}/{it}-r{rep}", "program": "schedbed",
+             "timing": True, "slim": True, "tags": {"policy": "serial", "kernel": kern, "iterations": it, "rep": rep},
+             "args": ["--policy", "serial", "--workload", "patterns", "--threads", "1", "-n", str(KERNEL_JOBS),
+                      "--warmup", "0", "--set", f"kernel={kern}", "--set", f"iterations={it}"]}
+            for rep in (1, 2, 3) for cost, (kern, n, _) in KERNELS.items() for it in (0, n)]
+
+
+def per_kernel(runs, cost):
+    """ns per unit of a kernel (a compute_bound iteration; a double of a memory_bound pass): the CPU
+    the iterations add over their count in the kernel's tasks (every task but each job's launcher),
+    median of 3 pairs."""
+    _, n, units = KERNELS[cost]
+    vals = []
+    for rep in (1, 2, 3):
+        (c0, _), (c1, k1) = ((s["cpu"]["user_s"] + s["cpu"]["sys_s"], s["tasks"] - s["jobs"])
+                             for s in (runs[f"kernel.{cost}.{it}.r{rep}"]["summary"] for it in (0, n)))
+        vals.append((c1 - c0) * 1e9 / (k1 * n * units))
+    return statistics.median(vals)
 
 
 def remote_lines(reps):
@@ -228,7 +259,7 @@ def main():
               "stdout": "primitives.txt", "tags": {}}]
     # the remote rounds spread evenly between the others: a job crossing threads costs 2.3 times as
     # much in some seconds as in others on the AMD EPYC host, and rounds back to back would see one
-    rest = chain_lines(pols) + job_lines()
+    rest = chain_lines(pols) + job_lines() + kernel_lines()
     n = len(rest)
     for i in range(REMOTE_ROUNDS):
         lines += remote_lines([i + 1]) + rest[i * n // REMOTE_ROUNDS:(i + 1) * n // REMOTE_ROUNDS]
@@ -270,6 +301,10 @@ def main():
     cost["job_create"], cost["job_end"], split, remote_head = remote_costs(per_remote(runs, cost, task), a.speed)
     print(f"calibrate: a job ended on another thread costs its creator {cost['job_create']:.0f} ns and its "
           f"finisher {cost['job_end']:.0f} ns" + (f" (the host's {a.speed} speed of two)" if split else ""), flush=True)
+    for k in KERNELS:
+        cost[k] = per_kernel(runs, k)
+    print(f"calibrate: patterns' kernels: {cost['compute_iter']:.2f} ns per compute_bound iteration, "
+          f"{cost['memory_double']:.3f} ns per double of a memory_bound pass", flush=True)
     # the simulator refuses a spin iteration or a yield that costs nothing
     cost["relax"] = max(cost["relax"], 1.0)
     cost["yield"] = max(cost["yield"], 1.0)
@@ -322,6 +357,12 @@ def main():
         "# and to the finisher at the teardown.",
         *[f"# {x}" for x in remote_head],
         *[f"# {x}" for x in park_head],
+        "# compute_iter, memory_double: patterns' kernels, per compute_bound iteration (16 FLOP) and per double",
+        f"# of a memory_bound pass over the default 8 KiB scratch: the CPU {KERNELS['compute_iter'][1]} and "
+        f"{KERNELS['memory_double'][1]} iterations add to",
+        f"# {KERNEL_JOBS} jobs of the default stencil under serial at 1 worker over 0 iterations (median of 3 pairs);"
+        " charged to each",
+        "# simulated task as work, since an actor's own computation moves no simulated clock.",
         f"# push@POLICY: CPU time per task of a 1-worker chain with no work (the CPU {CHAINS[1]} tasks take",
         f"# beyond {CHAINS[0]}, over the extra tasks; median of 3 pairs of native runs) minus pop: the policy's callbacks and the core's per-task path, charged on the",
         "# submit because every task passes there (the caller's own list is popped without a policy call).",
@@ -338,6 +379,8 @@ def main():
     lines.append(f"job {cost['job']:.1f}")
     lines.append(f"job_create {cost['job_create']:.1f}")
     lines.append(f"job_end {cost['job_end']:.1f}")
+    lines.append(f"compute_iter {cost['compute_iter']:.3f}")
+    lines.append(f"memory_double {cost['memory_double']:.4f}")
     for pol in pols:
         lines.append(f"push@{pol} {max(task[pol] - cost['pop'], cost['push']):.1f}")
     tmpf = a.out + ".tmp"

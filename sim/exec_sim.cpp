@@ -176,7 +176,8 @@ constexpr int spread_first[NR_GROUPS] = { SB_COST_PARK_P10, SB_COST_PARK_BUSY_P1
 					   SB_COST_OVER_100US_P10, SB_COST_OVER_1MS_P10 };
 constexpr int SPREAD = 5;
 /* costs a table may leave out, each on its own (the percentile groups above go by five) */
-constexpr int OPTIONAL[] = { SB_COST_SLICE, SB_COST_JOB, SB_COST_JOB_CREATE, SB_COST_JOB_END, SB_COST_PARK_CPU };
+constexpr int OPTIONAL[] = { SB_COST_SLICE,    SB_COST_JOB,          SB_COST_JOB_CREATE,   SB_COST_JOB_END,
+			     SB_COST_PARK_CPU, SB_COST_COMPUTE_ITER, SB_COST_MEMORY_DOUBLE };
 
 struct sim_state {
 	double cost[SB_NR_COSTS] = {};
