@@ -67,6 +67,10 @@ What is asserted:
                 and after each, and report --speed keeps the runs of that speed alone (planted
                 probe rates: one fast, one between, one slow run), counted in table.md; --speed
                 where the probes show one speed is a one-line error
+  kernel_cost   patterns' kernels take simulated time as the table prices them: serial at 1
+                worker, 100 iterations, a compute_bound task costs 100 x compute_iter more and a
+                memory_bound one 100 x 1,024 doubles x memory_double more than with neither in the
+                table (then a task costs its scheduling alone); meta.json: null without them
 Every other run names a table (this machine's when there is one, else a committed one): the
 checks are about behaviour, and a fresh machine has no table of its own.
 Each failure prints what differed; the exit status is the number of failed checks.
@@ -148,7 +152,7 @@ def determinism(sb, tmp):
     with open(os.path.join(a, "meta.json")) as f:
         ex = json.load(f)["executor"]
     names = ex.get("costs_ns", {})
-    check(ex.get("name") == "sim" and "workers" in ex.get("platform", "") and len(names) == 44
+    check(ex.get("name") == "sim" and "workers" in ex.get("platform", "") and len(names) == 46
           and all(k in names for k in ("push", "park_p999", "park_long_after", "park_idle_p50", "over_1ms_p999")),
           f"determinism: meta.json records executor, platform and costs ({ex})")
 
@@ -253,6 +257,38 @@ def job_cost(sb, tmp):
     check(meta == {"none": None, "job": 20000}, f"job: meta.json records the cost, null without it ({meta})")
 
 
+def kernel_cost(sb, tmp):
+    """patterns' kernels take simulated time only as the table prices them: a compute_bound task
+    costs iterations x compute_iter more, a memory_bound one iterations x doubles x memory_double,
+    and a table without them prices the kernel at nothing (meta.json: null)."""
+    base = base_table(sb)
+    cpu, meta = {}, {}
+    runs = (("none", "", "compute_bound"), ("compute", "compute_iter 10\n", "compute_bound"),
+            ("memory", "memory_double 0.25\n", "memory_bound"))
+    for name, extra, kernel in runs:
+        path = os.path.join(tmp, f"kernel-{name}.txt")
+        with open(path, "w") as f:
+            f.write(base + extra)
+        d = os.path.join(tmp, "kernel-" + name)
+        p = run(sb, ["--policy", "serial", "--workload", "patterns", "--threads", "1", "-n", "5", "--warmup", "0",
+                     "--set", f"kernel={kernel}", "--set", "iterations=100", "--sim-costs", path], d)
+        check(p.returncode == 0, f"kernel {name}: exits 0 ({p.returncode}: {p.stderr.strip()[:300]})")
+        if p.returncode:
+            return
+        s = summary(d)
+        cpu[name] = (s["cpu"]["user_s"], s["tasks"] - s["jobs"])  # every task but each job's launcher
+        with open(os.path.join(d, "meta.json")) as f:
+            costs_ns = json.load(f)["executor"]["costs_ns"]
+        meta[name] = (costs_ns.get("compute_iter", "absent"), costs_ns.get("memory_double", "absent"))
+    for name, each in (("compute", 100 * 10), ("memory", 100 * 1024 * 0.25)):
+        (c0, n0), (c1, n1) = cpu["none"], cpu[name]
+        extra = (c1 - c0) * 1e9 / n1 if n0 == n1 else float("nan")
+        check(abs(extra / each - 1) < 0.02, f"kernel: a {name} task costs {each:.0f} ns more ({extra:.0f} ns, {n1} tasks)")
+    check(cpu["none"][0] * 1e9 / cpu["none"][1] < 500, f"kernel: unpriced, a task costs its scheduling alone ({cpu['none']})")
+    check(meta == {"none": (None, None), "compute": (10, None), "memory": (None, 0.25)},
+          f"kernel: meta.json records the costs, null without them ({meta})")
+
+
 def apart_table(sb, tmp, name, extra):
     """The base table with wake-ups free (their count moves with the timing) and `extra` added."""
     path = os.path.join(tmp, f"{name}.txt")
@@ -347,7 +383,7 @@ def cold(sb, tmp):
 
 
 OPTIONAL = ("park_p", "park_long_after", "park_busy_", "park_idle_", "over_100us_", "over_1ms_", "slice", "job",
-            "park_cpu")
+            "park_cpu", "compute_iter", "memory_double")
 
 
 def base_table(sb):
@@ -840,7 +876,7 @@ def main():
     ap.add_argument("--only", choices=["determinism", "accounting", "agreement", "progress", "costs",
                                            "bad_input", "table", "validate", "speedup_split", "cold", "shared_cores",
                                            "slices", "park_spread", "long_parks", "busy_pause", "job_cost",
-                                           "park_way_back", "job_apart", "park_cpu", "host_speeds"])
+                                           "park_way_back", "job_apart", "park_cpu", "host_speeds", "kernel_cost"])
     a = ap.parse_args()
     sb = os.path.abspath(a.schedbed)
     tmp = tempfile.mkdtemp(prefix="schedbed-sim-")
@@ -850,7 +886,7 @@ def main():
                          ("validate", validate), ("speedup_split", speedup_split), ("cold", cold), ("shared_cores", shared_cores),
                          ("slices", slices), ("park_spread", park_spread), ("long_parks", long_parks), ("busy_pause", busy_pause),
                          ("job_cost", job_cost), ("park_way_back", park_way_back), ("job_apart", job_apart),
-                         ("park_cpu", park_cpu), ("host_speeds", host_speeds)):
+                         ("park_cpu", park_cpu), ("host_speeds", host_speeds), ("kernel_cost", kernel_cost)):
             if not a.only or a.only == name:
                 fn(sb, tmp)
     finally:
