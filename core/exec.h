@@ -158,6 +158,7 @@ struct sb_exec_ops {
 	void (*sleep)(uint64_t ns);
 	void (*charge)(enum sb_cost c, int line, int self, const void *task);
 	void (*topology)(unsigned nworkers, const unsigned *socket, const char *policy);
+	void (*did)(enum sb_cost c, double units);
 };
 
 /* NULL: native. Written once by sb_exec_use before any thread starts; read-only afterwards. */
@@ -266,6 +267,16 @@ static inline void sb_exec_charge(enum sb_cost c, int line, int self, const void
 {
 	if (sb_exec_virtual())
 		sb_exec_vt->charge(c, line, self, task);
+}
+
+/* Work the program itself did: `units` of what cost c prices (a workload's own computation,
+ * which took real CPU natively and moves no simulated clock). A virtual executor spends units x c
+ * as work, in whole ns (nothing where its table leaves c out); native: nothing (the hardware
+ * charged it). */
+static inline void sb_exec_did(enum sb_cost c, double units)
+{
+	if (sb_exec_virtual())
+		sb_exec_vt->did(c, units);
 }
 
 /* Tell a virtual executor the socket of each worker (for line transfers) and the policy (its

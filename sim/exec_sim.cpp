@@ -690,8 +690,17 @@ void sleep(uint64_t ns)
 	a->by_timer = ns > 0;
 }
 
+/* A workload's own computation (sb_exec_did), as work of whole ns like busy work's: none where the
+ * table does not price it (an optional cost left out), so such a run simulates as before. */
+void did(enum sb_cost c, double units)
+{
+	double ns = std::llround(units * S.cost[c]);
+	if (ns > 0)
+		spend(me(), ns);
+}
+
 const struct sb_exec_ops sim_ops = {
-	"sim", thread_start, thread_join, park, unpark, now, work, sleep, charge, topology,
+	"sim", thread_start, thread_join, park, unpark, now, work, sleep, charge, topology, did,
 };
 
 bool known(const char *const *names, const char *name)

@@ -20,7 +20,6 @@
  * by the client between jobs, while no task of the workload runs.
  */
 #include <errno.h>
-#include <math.h>
 #include <stddef.h>
 #include <stdlib.h>
 
@@ -72,7 +71,8 @@ struct patterns {
 	struct tg_out *out;          /* graphs x n output slots */
 	_Atomic uint32_t *pending;   /* graphs x n: inputs still missing; acq_rel decrements */
 	double *scratch;             /* memory_bound: graphs x n buffers */
-	uint64_t kernel_ns;          /* simulated: a task's kernel, priced by the cost table (see start) */
+	int kernel_cost;             /* what prices a task's kernel in a simulation (enum sb_cost) ... */
+	double kernel_units;         /* ... and how many of it: the iterations (x the scratch's doubles) */
 	uint32_t fault_slot;         /* the task of graph 0 that `fault` breaks */
 	uint64_t shape_sig;          /* hash of every graph's edges: the client's job shape */
 	uint64_t run;                /* this execution's number; written by the client before the
@@ -92,7 +92,9 @@ static enum sb_result pattern_task(struct sb_task *t)
 		wl_wrong(&s->cs, "%s: %s", tg_pattern_names[s->p.pattern], why);
 		return SB_ERROR;
 	}
-	sb_work_ns(s->kernel_ns);
+	/* natively the kernel took its CPU; a simulation charges what the cost table says it costs */
+	if (s->kernel_units > 0)
+		sb_exec_did((enum sb_cost)s->kernel_cost, s->kernel_units);
 	if (gi == 0 && k == s->fault_slot) {
 		if (s->p.fault == F_WRONG_OUTPUT)
 			out[k].tag ^= 1;
@@ -174,18 +176,6 @@ static void client(struct wl_client *c)
 	}
 }
 
-/* A task's kernel in simulated ns: natively it takes the CPU it takes, but an actor's own
- * computation moves no simulated clock, so the simulator charges what the cost table says one
- * iteration costs on the machine it models (0 natively, and where the table does not say). */
-static uint64_t kernel_price(const struct tg_kernel *k)
-{
-	if (!sb_exec_virtual() || k->kind == TG_EMPTY)
-		return 0;
-	double unit = k->kind == TG_COMPUTE_BOUND ? sb_sim_cost(SB_COST_COMPUTE_ITER)
-						  : sb_sim_cost(SB_COST_MEMORY_DOUBLE) * k->scratch_doubles;
-	return isnan(unit) ? 0 : (uint64_t)llround(unit * (double)k->iterations);
-}
-
 /* Everything but the clients (which a failed start never started). */
 static void free_state(struct patterns *s)
 {
@@ -228,7 +218,9 @@ static int patterns_start(const struct wl_env *env, const void *params, void **s
 	s->kern = (struct tg_kernel){ .kind = p->kernel, .iterations = (uint64_t)p->iterations,
 				      .scratch_doubles = (uint32_t)(p->scratch_bytes / sizeof(double)) };
 	s->n = (uint32_t)(p->width * p->steps);
-	s->kernel_ns = kernel_price(&s->kern);
+	s->kernel_cost = p->kernel == TG_COMPUTE_BOUND ? SB_COST_COMPUTE_ITER : SB_COST_MEMORY_DOUBLE;
+	s->kernel_units = p->kernel == TG_EMPTY ? 0
+			  : (double)p->iterations * (p->kernel == TG_MEMORY_BOUND ? s->kern.scratch_doubles : 1);
 	s->g = calloc((size_t)p->graphs, sizeof *s->g);
 	s->out = calloc(slots, sizeof *s->out);
 	s->pending = calloc(slots, sizeof *s->pending);
