@@ -90,7 +90,7 @@ struct placement {
 /* The queued tasks' placements, keyed by the task's address: open addressing with linear probing
  * and deletion by backward shift, so that a lookup touches one or two adjacent slots. The
  * std::unordered_map it replaces spent a quarter of a 64-worker fork-join run's wall time walking
- * its buckets' node chains (perf). Only find, put and erase: its order never shows in a result. */
+ * its buckets' node chains (perf). Only put, take and erase: its order never shows in a result. */
 class placements {
 public:
 	/* The placement of task (inserted, or the one already there to overwrite). */
@@ -105,30 +105,25 @@ public:
 		}
 		return slots[i].p;
 	}
-	/* task's placement, or nullptr; valid until the next put or erase */
-	placement *find(const void *task)
+	/* Take task's placement out into *out: false if it has none. */
+	bool take(const void *task, placement *out)
 	{
 		if (slots.empty())
-			return nullptr;
+			return false;
 		size_t i = find_slot(task);
-		return slots[i].key ? &slots[i].p : nullptr;
+		if (!slots[i].key)
+			return false;
+		*out = slots[i].p;
+		erase_at(i);
+		return true;
 	}
 	void erase(const void *task)
 	{
 		if (slots.empty())
 			return;
 		size_t i = find_slot(task);
-		if (!slots[i].key)
-			return;
-		/* pull back every later entry of the run that may sit in the hole: one whose home is no
-		 * nearer to its slot than the hole is */
-		for (size_t j = (i + 1) & mask; slots[j].key; j = (j + 1) & mask)
-			if (((j - home(slots[j].key)) & mask) >= ((j - i) & mask)) {
-				slots[i] = slots[j];
-				i = j;
-			}
-		slots[i].key = nullptr;
-		count--;
+		if (slots[i].key)
+			erase_at(i);
 	}
 
 private:
@@ -143,6 +138,18 @@ private:
 	/* Fibonacci hashing: the product's top bits, which every bit of the address reaches
 	 * (task addresses share their low bits). */
 	size_t home(const void *k) const { return (size_t)(((uint64_t)(uintptr_t)k * 0x9e3779b97f4a7c15ull) >> shift); }
+	/* pull back every later entry of the run that may sit in the hole: one whose home is no
+	 * nearer to its slot than the hole is */
+	void erase_at(size_t i)
+	{
+		for (size_t j = (i + 1) & mask; slots[j].key; j = (j + 1) & mask)
+			if (((j - home(slots[j].key)) & mask) >= ((j - i) & mask)) {
+				slots[i] = slots[j];
+				i = j;
+			}
+		slots[i].key = nullptr;
+		count--;
+	}
 	size_t find_slot(const void *k) const
 	{
 		size_t i = home(k);
@@ -597,14 +604,13 @@ void charge(enum sb_cost c, int line, int self, const void *task)
 				pushed = &(S.placed.put(task) = placement{ line, S.pushes, 0 });
 			else
 				S.placed.erase(task);
-		} else if (const placement *at = S.placed.find(task)) {
-			line = at->line;
-			ready = at->at;
+		} else if (placement at; S.placed.take(task, &at)) {
+			line = at.line;
+			ready = at.at;
 			/* every push since wrote a task's worth of memory: past the cache's capacity in
 			 * tasks this one comes back from memory (FIFO fork-join holds its whole frontier) */
-			if ((double)(S.pushes - at->seq) > S.cost[SB_COST_COLD_AFTER])
+			if ((double)(S.pushes - at.seq) > S.cost[SB_COST_COLD_AFTER])
 				cost += S.cost[SB_COST_COLD];
-			S.placed.erase(task);
 		}
 	}
 	/* an empty sweep looks at every other worker's queue; the cost is per victim */
