@@ -93,7 +93,7 @@ else
 SIM_LIBS := -lsimgrid -lstdc++
 SIM_OBJ := $(B)/sim/exec_sim.o
 endif
-$(B)/sim/exec_sim.o: sim/exec_sim.cpp core/exec.h | deps
+$(B)/sim/exec_sim.o: sim/exec_sim.cpp sim/cache.h core/exec.h | deps
 	@mkdir -p $(dir $@)
 	$(CXX) -std=c++17 -O2 -g -Wall -Wextra -Wno-unused-parameter $(PKG_CFLAGS) -c $< -o $@
 $(B)/sim/exec_none.o: sim/exec_none.c core/exec.h | deps
@@ -254,9 +254,14 @@ $(B)/release/calibrate: sim/calibrate.c $(B)/release/libschedbed.a
 calibrate: deps $(B)/release/schedbed $(B)/release/calibrate
 	$(PYTHON) scripts/calibrate.py --schedbed $(B)/release/schedbed $(if $(ALLOW_DIRTY),--allow-dirty) $(CALIBRATE_ARGS)
 
-## sim-test    the SimGrid executor: determinism, accounting at 64 simulated workers for every policy, native/sim agreement, bad input, the cost table's choice, a slice of validate-sim
-sim-test: deps $(B)/release/schedbed
+## sim-test    the SimGrid executor: its cache model against a plain list, determinism, accounting at 64 simulated workers for every policy, native/sim agreement, bad input, the cost table's choice, a slice of validate-sim
+sim-test: deps $(B)/release/schedbed $(B)/sim/cache_test
+	$(B)/sim/cache_test
 	$(PYTHON) tests/sim/test_sim.py --schedbed $(B)/release/schedbed
+
+$(B)/sim/cache_test: tests/sim/cache_test.cpp sim/cache.h | deps
+	@mkdir -p $(dir $@)
+	$(CXX) -std=c++17 -O1 -g -Wall -Wextra -fsanitize=address,undefined $< -o $@
 
 # ---- configuration fuzz (scripts/fuzz.py) ----
 FUZZ_COUNT ?= 500

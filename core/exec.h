@@ -68,9 +68,10 @@ enum sb_cost {
 	SB_COST_YIELD,       /* sched_yield with nobody else to run */
 	SB_COST_LINE,        /* moving a contended cache line to another core of the same socket */
 	SB_COST_LINE_REMOTE, /* ... to a core of another socket */
-	SB_COST_COLD,        /* taking a task whose memory left the cache: pushed more than cold_after
-	                        pushes before its pop or steal (fork-join's breadth-first frontier) */
-	SB_COST_COLD_AFTER,  /* a count, not ns: the pushes after which a queued task is cold */
+	SB_COST_COLD,        /* loading a task whose memory left the cache: more than cold_after other
+	                        tasks touched since it was (fork-join's breadth-first frontier); a
+	                        table with the cold_9 .. cold_22 curve below needs neither */
+	SB_COST_COLD_AFTER,  /* a count, not ns: the cache's capacity in tasks */
 	/* The spread of `park`, measured over every hand-off of the calibration: its 10th, 50th, 90th,
 	 * 99th and 99.9th percentiles. Optional (all five or none): with them each park draws its cost
 	 * from that distribution, without them it costs `park` every time. */
@@ -137,6 +138,12 @@ enum sb_cost {
 	 * simulated kernel takes no time. */
 	SB_COST_COMPUTE_ITER,
 	SB_COST_MEMORY_DOUBLE,
+	/* What loading a task costs beyond an L1 hit, by how far back it lies: cold_K when more than
+	 * 2^(K-1) and at most 2^K other tasks were touched since it was (its reuse distance), cold_22
+	 * beyond; 2^8 or fewer cost nothing more. sim/calibrate.c walks a chain of 2^K tasks for
+	 * each. Optional, all fourteen or none; without them a task costs `cold` beyond cold_after. */
+	SB_COST_COLD_9,
+	SB_COST_COLD_22 = SB_COST_COLD_9 + 13,
 	SB_NR_COSTS
 };
 extern const char *const sb_cost_names[SB_NR_COSTS];
@@ -159,6 +166,7 @@ struct sb_exec_ops {
 	void (*charge)(enum sb_cost c, int line, int self, const void *task);
 	void (*topology)(unsigned nworkers, const unsigned *socket, const char *policy);
 	void (*did)(enum sb_cost c, double units);
+	void (*touch)(const void *task);
 };
 
 /* NULL: native. Written once by sb_exec_use before any thread starts; read-only afterwards. */
@@ -267,6 +275,16 @@ static inline void sb_exec_charge(enum sb_cost c, int line, int self, const void
 {
 	if (sb_exec_virtual())
 		sb_exec_vt->charge(c, line, self, task);
+}
+
+/* The program loads or updates a task object outside the core's push, pop and run of it: taking
+ * it off a free list, or a workload reaching into another task (a child adding into its parent's
+ * join task). A virtual executor prices the load by how far back in the cache the task lies
+ * (cold_9 .. cold_22, sim/cache.h's task_cache); native: nothing (the hardware charged it). */
+static inline void sb_exec_touch(const void *task)
+{
+	if (sb_exec_virtual())
+		sb_exec_vt->touch(task);
 }
 
 /* Work the program itself did: `units` of what cost c prices (a workload's own computation,

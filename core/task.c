@@ -147,6 +147,7 @@ static inline __attribute__((always_inline)) struct sb_task *task_take(struct sb
 	tc->free = atomic_load_explicit(&n->next, memory_order_relaxed);
 	tc->nfree--;
 	struct sb_task *t = sb_task_of(n);
+	sb_exec_touch(t); /* the load of n->next above: a task freed long ago comes from memory */
 	/* check and pint are only read once a flag has set them */
 	t->fn = fn;
 	t->arg = arg;

@@ -58,7 +58,7 @@ from sbrun import line_state, read_status, run_manifest
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 ORDER = ["push", "pop", "pop_empty", "steal", "steal_empty", "wake", "park", "park_cpu", "relax", "yield", "line", "line_remote",
-         "cold", "cold_after", "park_p10", "park_p50", "park_p90", "park_p99", "park_p999", "park_long_after"]
+         *[f"cold_{k}" for k in range(9, 23)], "park_p10", "park_p50", "park_p90", "park_p99", "park_p999", "park_long_after"]
 ORDER += [f"{g}_{q}" for g in ("park_busy", "park_idle", "over_100us", "over_1ms")
           for q in ("p10", "p50", "p90", "p99", "p999")]
 LONG_PARK = {k for k in ORDER if k.startswith(("park_long_after", "park_busy_", "park_idle_"))}
@@ -332,9 +332,10 @@ def main():
         "# two threads' parks cost themselves (their CPU less their wake calls, per park), the median of the",
         "# rounds where the two threads ran on two CPUs (those on one cost a tenth as much). relax: one pause;",
         "# yield: one sched_yield; line: half the round trip of a cache line bounced between two threads.",
-        "# cold, cold_after: FIFO passes over 2^10..2^22 tasks in a shuffled memory order (pushed, then taken",
-        "# oldest first reading each task's lines): cold_after is the last count before a pass costs twice the",
-        "# in-cache one (a count of pushes, not ns), cold the median extra per task beyond that knee.",
+        "# cold_K: a walk around a ring of 2^K tasks linked in a shuffled order, each step loading the task the",
+        "# last named, less the walk around 2^6 (in L1); the median of 5 sweeps over K, each K's fastest of 3.",
+        "# The simulator charges cold_K for loading a task (a pop, a free list's, a join's update) that more",
+        "# than 2^(K-1) and at most 2^K other tasks were touched since it was (cold_22 beyond).",
         "# park_p10 .. park_p999: percentiles of park over every hand-off of all 31 rounds (nearest rank);",
         "# the simulator draws each park from them (linear between them), so wake-ups have the machine's tail.",
         "# park_long_after: the first of 25..1000 us of sleep at which a park woken by a running thread takes",
@@ -372,7 +373,7 @@ def main():
     ]
     # the long parks are measured and kept as comments: charged, they cost the validation more than
     # they gained on this project's 2-core host (PAPER.md §4.11); uncomment them to simulate with them
-    lines += [("# " if k in LONG_PARK else "") + (f"{k} {cost[k]:.0f}" if k in ("cold_after", "park_long_after")
+    lines += [("# " if k in LONG_PARK else "") + (f"{k} {cost[k]:.0f}" if k == "park_long_after"
                                                  else f"{k} {cost[k]:.1f}") for k in ORDER]
     if "slice" in cost:  # not measured where two threads cannot be put on one CPU
         lines.append(f"slice {cost['slice']:.0f}")

@@ -460,90 +460,80 @@ static double slice_cost(void)
 	return q[1];
 }
 
-/* ---- a task whose memory left the cache ---- */
+/* ---- a task whose memory lies far back in the caches ---- */
 
-/* ns per task to push n tasks (writing each, as a spawn does) and take them oldest first
- * (reading every line of each, as the run step and the body do): the fastest of `rounds`. The
- * tasks are visited in a shuffled order (`order`), as a program's tasks lie in memory: in
- * address order the prefetcher would hide every miss. */
-static double fifo_pass(struct sb_task *ts, const uint32_t *order, size_t n, int rounds)
+/* ns per step of a walk around a ring of n tasks linked through node.next in a shuffled order
+ * (a free list, or a queue's tasks as a program leaves them in memory: in address order the
+ * prefetcher would hide every miss), the fastest of `rounds`. Each step loads the task the last
+ * one named, so a miss is paid whole: a worker taking a cold task waits for it before it can run
+ * it, and an atomic update of a cold join waits for the line. Between two visits of a task the
+ * walk touches the n - 1 others: the step's time is the latency at a reuse distance of n. */
+static double chain_walk(struct sb_task *ts, uint32_t *order, size_t n, int rounds)
 {
-	struct sb_deque d;
-	if (sb_deque_init(&d, 10)) {
-		fprintf(stderr, "calibrate: out of memory\n");
-		exit(1);
+	uint64_t x = 0x9e3779b97f4a7c15ull; /* Fisher-Yates, xorshift from a constant */
+	for (size_t i = 0; i < n; i++)
+		order[i] = (uint32_t)i;
+	for (size_t i = n - 1; i > 0; i--) {
+		x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+		size_t j = (size_t)(x % (i + 1));
+		uint32_t s = order[i];
+		order[i] = order[j], order[j] = s;
 	}
+	for (size_t i = 0; i < n; i++)
+		atomic_store_explicit(&ts[order[i]].node.next, &ts[order[(i + 1) % n]].node, memory_order_relaxed);
+	/* at least 2^21 steps, and twice round the ring: the first lap brings it in */
+	size_t steps = 2 * n > ((size_t)1 << 21) ? 2 * n : (size_t)1 << 21;
 	double best = 1e30;
-	volatile uint64_t sink = 0;
 	for (int r = 0; r < rounds; r++) {
+		struct sb_node *p = &ts[order[0]].node;
 		uint64_t t0 = sb_now_ns();
-		for (size_t i = 0; i < n; i++) {
-			struct sb_task *t = &ts[order[i]];
-			t->u[0] = i;
-			sb_deque_push(&d, t, true);
-		}
-		uint64_t sum = 0;
-		for (size_t i = 0; i < n; i++) {
-			const unsigned char *b = (const unsigned char *)sb_deque_take(&d);
-			for (size_t off = 0; off < sizeof(struct sb_task); off += 64)
-				sum += b[off];
-		}
-		double ns = (double)(sb_now_ns() - t0) / (double)n;
-		sink += sum;
+		for (size_t i = 0; i < steps; i++)
+			p = atomic_load_explicit(&p->next, memory_order_relaxed);
+		double ns = (double)(sb_now_ns() - t0) / (double)steps;
+		if (!p)
+			abort(); /* a ring has no end; and the walk is not optimised away */
 		best = ns < best ? ns : best;
 	}
-	(void)sink;
-	sb_deque_fini(&d);
 	return best;
 }
 
-/* FIFO passes over 2^10 to 2^22 tasks: the first count whose pass costs twice the 2^10 one's
- * (which stays in the cache) is the knee; cold_after is the count before it (the cache's capacity
- * in tasks), cold the median extra per task of the passes beyond the knee (a median: on a shared
- * machine single passes jump with what the neighbours do to the cache and the memory bus). */
-static void cold_costs(double *cold, double *after)
+/* cold_K for K = COLD_LO + 1 .. COLD_HI (core/exec.h): the walk at 2^K tasks less the walk at
+ * 2^COLD_L1 (in the L1 cache), never below 0. The median of COLD_SWEEPS sweeps over the sizes, each
+ * size's fastest of 3 walks: how much of the last-level cache a virtual machine gets moves with
+ * what its neighbours do, from one second to the next (2^16 tasks: 44 to 101 ns a step on the
+ * 2-core host), and the tasks a run takes come back at the usual share, not the best one. */
+enum { COLD_L1 = 6, COLD_LO = 8, COLD_HI = 22, COLD_SWEEPS = 5 };
+static void cold_costs(double cold[COLD_HI + 1])
 {
-	enum { LO = 10, HI = 22 };
-	struct sb_task *ts = calloc((size_t)1 << HI, sizeof *ts);
-	uint32_t *order = malloc(sizeof *order << HI);
+	struct sb_task *ts = calloc((size_t)1 << COLD_HI, sizeof *ts);
+	uint32_t *order = malloc(sizeof *order << COLD_HI);
 	if (!ts || !order) {
 		fprintf(stderr, "calibrate: out of memory\n");
 		exit(1);
 	}
-	double t[HI + 1];
-	for (int k = LO; k <= HI; k++) {
-		size_t n = (size_t)1 << k;
-		/* the first n tasks in a fixed shuffled order (Fisher-Yates, xorshift from a constant) */
-		uint64_t x = 0x9e3779b97f4a7c15ull;
-		for (size_t i = 0; i < n; i++)
-			order[i] = (uint32_t)i;
-		for (size_t i = n - 1; i > 0; i--) {
-			x ^= x << 13, x ^= x >> 7, x ^= x << 17;
-			size_t j = (size_t)(x % (i + 1));
-			uint32_t s = order[i];
-			order[i] = order[j], order[j] = s;
-		}
-		t[k] = fifo_pass(ts, order, n, k < 18 ? ROUNDS : 5);
-		fprintf(stderr, "calibrate: FIFO pass over 2^%d tasks: %.1f ns per task\n", k, t[k]);
+	double t[COLD_HI + 1][COLD_SWEEPS];
+	for (int r = 0; r < COLD_SWEEPS; r++) {
+		t[COLD_L1][r] = chain_walk(ts, order, (size_t)1 << COLD_L1, 3);
+		for (int k = COLD_LO + 1; k <= COLD_HI; k++)
+			t[k][r] = chain_walk(ts, order, (size_t)1 << k, 3);
 	}
-	int knee = HI + 1;
-	for (int k = LO + 1; k <= HI && knee > HI; k++)
-		if (t[k] >= 2 * t[LO])
-			knee = k;
-	*after = (double)((size_t)1 << (knee - 1));
-	*cold = 0;
-	if (knee <= HI) {
-		/* beyond the knee when there are passes beyond it, else the knee's own */
-		int from = knee < HI ? knee + 1 : knee, m = 0;
-		double extra[HI + 1];
-		for (int k = from; k <= HI; k++)
-			extra[m++] = t[k] - t[LO];
-		for (int i = 1; i < m; i++) /* insertion sort: a dozen values */
-			for (int j = i; j > 0 && extra[j - 1] > extra[j]; j--) {
-				double s = extra[j];
-				extra[j] = extra[j - 1], extra[j - 1] = s;
+	double hot = 0;
+	for (int k = COLD_L1; k <= COLD_HI; k++) {
+		if (k > COLD_L1 && k <= COLD_LO)
+			continue;
+		double *v = t[k];
+		for (int i = 1; i < COLD_SWEEPS; i++) /* insertion sort: five values */
+			for (int j = i; j > 0 && v[j - 1] > v[j]; j--) {
+				double x = v[j];
+				v[j] = v[j - 1], v[j - 1] = x;
 			}
-		*cold = m % 2 ? extra[m / 2] : (extra[m / 2 - 1] + extra[m / 2]) / 2;
+		double m = v[COLD_SWEEPS / 2];
+		fprintf(stderr, "calibrate: a chain of 2^%d tasks: %.1f ns a step (sweeps %.1f to %.1f)\n", k, m, v[0],
+			v[COLD_SWEEPS - 1]);
+		if (k == COLD_L1)
+			hot = m;
+		else
+			cold[k] = m > hot ? m - hot : 0;
 	}
 	free(order);
 	free(ts);
@@ -561,9 +551,10 @@ int main(void)
 		printf("park_cpu_round %.1f\n", park_cpu[r]);
 	printf("wake %.1f\npark %.1f\nrelax %.1f\nyield %.1f\nline %.1f\n", wake, park, relax_cost(), yield_cost(),
 	       line_cost());
-	double cold, after;
-	cold_costs(&cold, &after);
-	printf("cold %.1f\ncold_after %.0f\n", cold, after);
+	double cold[COLD_HI + 1];
+	cold_costs(cold);
+	for (int k = COLD_LO + 1; k <= COLD_HI; k++)
+		printf("cold_%d %.1f\n", k, cold[k]);
 	double pq[5], long_after, busy[5], idle[5], o100[5], o1ms[5];
 	park_percentiles(pq);
 	print_group("park", pq);

@@ -49,6 +49,7 @@
 #include <urcu/urcu-memb.h>
 
 #include "../core/exec.h"
+#include "cache.h"
 
 namespace sg4 = simgrid::s4u;
 
@@ -79,95 +80,10 @@ struct actor_state {
 	double off_total = 0;  /* ... and the time it spent so inside this stretch, owed at its end */
 };
 
-/* Where a queued task was pushed, and when (in pushes): its pop or steal pays on that line, and
- * pays `cold` when more than cold_after tasks were pushed since (its memory left the cache). */
+/* Where a queued task was pushed: its pop or steal pays on that line. */
 struct placement {
 	int line;
-	uint64_t seq;
 	double at; /* simulated ns when its push ended: no pop or steal takes it sooner */
-};
-
-/* The queued tasks' placements, keyed by the task's address: open addressing with linear probing
- * and deletion by backward shift, so that a lookup touches one or two adjacent slots. The
- * std::unordered_map it replaces spent a quarter of a 64-worker fork-join run's wall time walking
- * its buckets' node chains (perf). Only put, take and erase: its order never shows in a result. */
-class placements {
-public:
-	/* The placement of task (inserted, or the one already there to overwrite). */
-	placement &put(const void *task)
-	{
-		if (2 * (count + 1) > slots.size())
-			grow();
-		size_t i = find_slot(task);
-		if (!slots[i].key) {
-			slots[i].key = task;
-			count++;
-		}
-		return slots[i].p;
-	}
-	/* Take task's placement out into *out: false if it has none. */
-	bool take(const void *task, placement *out)
-	{
-		if (slots.empty())
-			return false;
-		size_t i = find_slot(task);
-		if (!slots[i].key)
-			return false;
-		*out = slots[i].p;
-		erase_at(i);
-		return true;
-	}
-	void erase(const void *task)
-	{
-		if (slots.empty())
-			return;
-		size_t i = find_slot(task);
-		if (slots[i].key)
-			erase_at(i);
-	}
-
-private:
-	struct slot {
-		const void *key = nullptr;
-		placement p;
-	};
-	std::vector<slot> slots; /* a power of two of them, at most half full */
-	size_t count = 0, mask = 0;
-	unsigned shift = 64;
-
-	/* Fibonacci hashing: the product's top bits, which every bit of the address reaches
-	 * (task addresses share their low bits). */
-	size_t home(const void *k) const { return (size_t)(((uint64_t)(uintptr_t)k * 0x9e3779b97f4a7c15ull) >> shift); }
-	/* pull back every later entry of the run that may sit in the hole: one whose home is no
-	 * nearer to its slot than the hole is */
-	void erase_at(size_t i)
-	{
-		for (size_t j = (i + 1) & mask; slots[j].key; j = (j + 1) & mask)
-			if (((j - home(slots[j].key)) & mask) >= ((j - i) & mask)) {
-				slots[i] = slots[j];
-				i = j;
-			}
-		slots[i].key = nullptr;
-		count--;
-	}
-	size_t find_slot(const void *k) const
-	{
-		size_t i = home(k);
-		while (slots[i].key && slots[i].key != k)
-			i = (i + 1) & mask;
-		return i;
-	}
-	void grow()
-	{
-		std::vector<slot> old = std::move(slots);
-		size_t n = old.empty() ? 1024 : 2 * old.size();
-		slots.assign(n, slot{});
-		mask = n - 1;
-		shift = 64 - (unsigned)__builtin_ctzll(n);
-		for (const slot &s : old)
-			if (s.key)
-				slots[find_slot(s.key)] = s;
-	}
 };
 
 struct line_state {
@@ -195,12 +111,14 @@ struct sim_state {
 	std::unordered_map<const void *, std::deque<actor_state *>> waiters;
 	std::vector<line_state> lines;
 	/* the line each queued task was pushed on (see charge): its pop or steal pays there */
-	placements placed;
-	uint64_t pushes = 0;
+	addr_table<placement> placed;
+	task_cache cache; /* how far back each task's memory lies (see touch) */
+	std::vector<double> cold_by_level; /* what loading a task costs at each of cache's levels */
+	bool cold_curve = false; /* the table gives cold_9 .. cold_22 (else cold beyond cold_after) */
 	std::vector<unsigned> socket;
 	sg4::Host *host = nullptr;
 	unsigned cores = 0; /* 0: a core per actor (work is a delay); else work shares this many */
-	bool given[SB_NR_COSTS] = {}; /* which of the OPTIONAL costs the table gives */
+	bool given[SB_NR_COSTS] = {}; /* which of the OPTIONAL costs (and cold, cold_after) the table gives */
 	bool sliced = false; /* shared cores in time slices (the table's `slice`), not SimGrid's sharing */
 	std::vector<actor_state *> holder; /* sliced: each core's holder */
 	std::deque<actor_state *> runq;    /* sliced: the actors waiting for a core, the next first */
@@ -599,18 +517,21 @@ void charge(enum sb_cost c, int line, int self, const void *task)
 		 * the shared queue for a global policy, the victim's queue for a steal. A task run from
 		 * its caller's own list (no line) is never popped through the policy: not noted. */
 		if (c == SB_COST_PUSH) {
-			S.pushes++;
+			/* a push only writes the task: the store waits for no line, so a miss costs
+			 * nothing here (as in the calibration's passes), but the task is in the cache now */
+			(void)S.cache.touch(task);
 			if (line >= 0)
-				pushed = &(S.placed.put(task) = placement{ line, S.pushes, 0 });
+				pushed = &(S.placed.put(task) = placement{ line, 0 });
 			else
 				S.placed.erase(task);
-		} else if (placement at; S.placed.take(task, &at)) {
-			line = at.line;
-			ready = at.at;
-			/* every push since wrote a task's worth of memory: past the cache's capacity in
-			 * tasks this one comes back from memory (FIFO fork-join holds its whole frontier) */
-			if ((double)(S.pushes - at.seq) > S.cost[SB_COST_COLD_AFTER])
-				cost += S.cost[SB_COST_COLD];
+		} else {
+			if (placement at; S.placed.take(task, &at)) {
+				line = at.line;
+				ready = at.at;
+			}
+			/* the run reads the task: one pushed long ago comes back from far down the
+			 * caches (FIFO fork-join holds its whole frontier) */
+			cost += S.cold_by_level[S.cache.touch(task)];
 		}
 	}
 	/* an empty sweep looks at every other worker's queue; the cost is per victim */
@@ -657,6 +578,21 @@ void topology(unsigned n, const unsigned *socket, const char *policy)
 	if (pc != S.policy_cost.end())
 		for (auto &kv : pc->second)
 			S.cost[kv.first] = kv.second;
+	/* a new run: nothing of another in the cache. Levels at 2^8 .. 2^22 tasks with the curve,
+	 * else one at cold_after */
+	std::vector<uint32_t> caps;
+	S.cold_by_level.assign(1, 0.0);
+	if (S.cold_curve) {
+		for (int k = 8; k <= 22; k++)
+			caps.push_back(1u << k);
+		for (int c = SB_COST_COLD_9; c <= SB_COST_COLD_22; c++)
+			S.cold_by_level.push_back(S.cost[c]);
+		S.cold_by_level.push_back(S.cost[SB_COST_COLD_22]); /* beyond 2^22, or never touched */
+	} else if (S.cost[SB_COST_COLD_AFTER] >= 1) {
+		caps.push_back((uint32_t)std::min(S.cost[SB_COST_COLD_AFTER], (double)UINT32_MAX - 1));
+		S.cold_by_level.push_back(S.cost[SB_COST_COLD]);
+	}
+	S.cache.reset(caps);
 	S.socket.assign(socket, socket + n);
 	S.lines.assign((size_t)n + 1, line_state{}); /* one per worker queue, one shared */
 	unsigned nsock = 0;
@@ -705,8 +641,15 @@ void did(enum sb_cost c, double units)
 		spend(me(), ns);
 }
 
+/* The program loaded or updated a task object outside its push, pop and run (sb_exec_touch): a
+ * miss in the cache waits for memory. */
+void touch(const void *task)
+{
+	me()->debt += S.cold_by_level[S.cache.touch(task)];
+}
+
 const struct sb_exec_ops sim_ops = {
-	"sim", thread_start, thread_join, park, unpark, now, work, sleep, charge, topology, did,
+	"sim", thread_start, thread_join, park, unpark, now, work, sleep, charge, topology, did, touch,
 };
 
 bool known(const char *const *names, const char *name)
@@ -808,6 +751,21 @@ int load_costs(const char *path, const char *const *policies, const char *policy
 		snprintf(err, errlen, "%s: slice must be more than 0 ns", path);
 		rc = -EINVAL;
 	}
+	/* the cold curve: all fourteen or none; with it cold and cold_after are not needed */
+	int ncold = 0;
+	for (int c = SB_COST_COLD_9; c <= SB_COST_COLD_22; c++)
+		ncold += seen[c];
+	S.cold_curve = ncold > 0;
+	if (rc == 0 && ncold && ncold < SB_COST_COLD_22 - SB_COST_COLD_9 + 1) {
+		snprintf(err, errlen, "%s: cold_9 .. cold_22 go together: give all fourteen or none", path);
+		rc = -EINVAL;
+	}
+	for (int c = SB_COST_COLD_9; c <= SB_COST_COLD_22; c++)
+		seen[c] = true;
+	S.given[SB_COST_COLD] = seen[SB_COST_COLD];
+	S.given[SB_COST_COLD_AFTER] = seen[SB_COST_COLD_AFTER];
+	if (S.cold_curve)
+		seen[SB_COST_COLD] = seen[SB_COST_COLD_AFTER] = true;
 	bool long_after = seen[SB_COST_PARK_LONG_AFTER];
 	if (rc == 0 && (S.has[G_PARK_BUSY] != long_after || S.has[G_PARK_IDLE] != long_after)) {
 		snprintf(err, errlen, "%s: park_long_after, park_busy_* and park_idle_* go together: give all eleven or none",
@@ -909,6 +867,10 @@ extern "C" double sb_sim_cost(enum sb_cost c)
 	for (int o : OPTIONAL)
 		if (c == o && !S.given[c])
 			return NAN;
+	if (c >= SB_COST_COLD_9 && c <= SB_COST_COLD_22 && !S.cold_curve)
+		return NAN;
+	if ((c == SB_COST_COLD || c == SB_COST_COLD_AFTER) && !S.given[c])
+		return NAN; /* a table with the curve may leave them out */
 	return S.cost[c];
 }
 

@@ -150,6 +150,7 @@ static enum sb_result deliver(struct sb_task *t, struct sb_task *parent, uint64_
 		atomic_fetch_add_explicit(&f->cs.nr_verified, 1, memory_order_relaxed);
 		return SB_DONE;
 	}
+	sb_exec_touch(parent); /* breadth first, the parent's join has long left the cache */
 	/* relaxed: the sum is read by the join task only, after the decrement below, whose release
 	 * orders this add before the last sibling's acquire */
 	atomic_fetch_add_explicit(&parent->au[J_SUM], v, memory_order_relaxed);

@@ -24,11 +24,14 @@ What is asserted:
                 push@stealing at 100 us, a 1-worker chain of 2000 tasks with no work spends at least
                 0.19 s of simulated CPU under stealing, and fifo (no such line) stays below 0.05 s;
                 meta.json records the cost each run used
-  cold          a task taken more than cold_after pushes after its own push pays `cold`: fib(18)
-                at 1 worker under stealing with its own queue FIFO (the whole frontier queued)
-                spends at least one `cold` (100 us) more simulated CPU with cold_after 1000 than
-                with cold 0, and with LIFO (a path queued: only the bottom of the stack waits
-                that long) less than a fiftieth of FIFO's extra
+  cold          a task loaded far from its last touch pays for it: with the table's cold curve set to
+                100 us from cold_12 on (a reuse distance over 2^11 tasks), fib(18) at 1 worker under
+                stealing with its own queue FIFO (the whole frontier queued, joins waiting long)
+                spends at least 100 us more simulated CPU than with the curve at 0, and with LIFO (a
+                worker reuses the same few tasks) under a fiftieth of FIFO's extra; without the
+                curve a table's `cold` beyond cold_after does the same; a curve with some of its
+                fourteen and not all is refused (exit 2, one line); meta.json gives the curve, and
+                null for cold and cold_after where the table leaves them out
   park_spread   with park's percentiles in the table each park draws its cost from them: a table
                 whose 99th percentile is 1 ms gives the wake workload (1 worker, sleeping between
                 jobs) a job p99 over ten times the one without percentiles, and two runs of one seed
@@ -152,7 +155,7 @@ def determinism(sb, tmp):
     with open(os.path.join(a, "meta.json")) as f:
         ex = json.load(f)["executor"]
     names = ex.get("costs_ns", {})
-    check(ex.get("name") == "sim" and "workers" in ex.get("platform", "") and len(names) == 46
+    check(ex.get("name") == "sim" and "workers" in ex.get("platform", "") and len(names) == 60
           and all(k in names for k in ("push", "park_p999", "park_long_after", "park_idle_p50", "over_1ms_p999")),
           f"determinism: meta.json records executor, platform and costs ({ex})")
 
@@ -361,25 +364,45 @@ def park_way_back(sb, tmp):
         check(thr > 4 / 200e-6, f"park way back: more than 4 jobs per park ({thr:.0f} jobs/s; 5000 is one per park)")
 
 
+COLD_CURVE = [f"cold_{k}" for k in range(9, 23)]
+
+
 def cold(sb, tmp):
     with open(table(sb)) as f:
-        base = [ln for ln in f if not ln.startswith(("cold ", "cold_after "))]
+        base = "".join(ln for ln in f if not ln.startswith("cold"))
+    tables = {"curve-0": "".join(f"{k} 0\n" for k in COLD_CURVE),
+              "curve-100us": "".join(f"{k} {0 if int(k[5:]) < 12 else 100000}\n" for k in COLD_CURVE),
+              "step-0": "cold 0\ncold_after 2048\n", "step-100us": "cold 100000\ncold_after 2048\n"}
     cpu = {}
-    for c in ("0", "100000"):
-        path = os.path.join(tmp, f"costs-cold-{c}.txt")
+    for name, extra in tables.items():
+        path = os.path.join(tmp, f"costs-{name}.txt")
         with open(path, "w") as g:
-            g.write("".join(base) + f"cold {c}\ncold_after 1000\n")
+            g.write(base + extra)
         for order in ("fifo", "lifo"):
-            d = os.path.join(tmp, f"cold-{c}-{order}")
+            d = os.path.join(tmp, f"{name}-{order}")
             p = run(sb, ["--policy", "stealing", "--workload", "forkjoin", "--threads", "1", "-n", "1", "--set", "n=18",
                          "--set", f"local_order={order}", "--sim-costs", path], d)
-            check(p.returncode == 0, f"cold {c} {order}: exits 0 ({p.returncode}: {p.stderr.strip()[:300]})")
-            cpu[c, order] = summary(d)["cpu"]["user_s"] if p.returncode == 0 else float("nan")
-    check(cpu["100000", "fifo"] - cpu["0", "fifo"] >= 100e-6,
-          f"cold: FIFO fork-join pays for its old tasks ({cpu['0', 'fifo']:.6f} s -> {cpu['100000', 'fifo']:.6f} s)")
-    # LIFO's old tasks are the few at the bottom of the stack, the root's first children
-    fifo, lifo = cpu["100000", "fifo"] - cpu["0", "fifo"], cpu["100000", "lifo"] - cpu["0", "lifo"]
-    check(0 <= lifo < fifo / 50, f"cold: LIFO fork-join has few tasks that old (extra {lifo:.6f} s against FIFO's {fifo:.6f} s)")
+            check(p.returncode == 0, f"cold {name} {order}: exits 0 ({p.returncode}: {p.stderr.strip()[:300]})")
+            cpu[name, order] = summary(d)["cpu"]["user_s"] if p.returncode == 0 else float("nan")
+            if name == "curve-100us" and order == "fifo" and p.returncode == 0:
+                with open(os.path.join(d, "meta.json")) as f:
+                    c = json.load(f)["executor"]["costs_ns"]
+                check(c.get("cold_22") == 100000 and c.get("cold_9") == 0 and "cold" in c and c["cold"] is None
+                      and c.get("cold_after", 0) is None, f"cold: meta.json gives the curve, null for cold ({c})")
+    for kind in ("curve", "step"):
+        fifo = cpu[f"{kind}-100us", "fifo"] - cpu[f"{kind}-0", "fifo"]
+        lifo = cpu[f"{kind}-100us", "lifo"] - cpu[f"{kind}-0", "lifo"]
+        check(fifo >= 100e-6, f"cold {kind}: FIFO fork-join pays for its old tasks (extra {fifo:.6f} s)")
+        # LIFO's far tasks are the few at the bottom of the stack, the root's first children
+        check(0 <= lifo < fifo / 50, f"cold {kind}: LIFO fork-join has few tasks that far (extra {lifo:.6f} s against FIFO's {fifo:.6f} s)")
+    path = os.path.join(tmp, "costs-curve-some.txt")
+    with open(path, "w") as g:
+        g.write(base + "cold_9 0\ncold_10 5\n")
+    p = run(sb, ["--policy", "stealing", "--workload", "forkjoin", "-n", "1", "--sim-costs", path],
+            os.path.join(tmp, "curve-some"))
+    err = p.stderr.strip()
+    check(p.returncode == 2 and len(err.splitlines()) == 1 and "cold_9 .. cold_22" in err,
+          f"cold: a curve with two of fourteen is refused in one line ({p.returncode}: {err[:300]})")
 
 
 OPTIONAL = ("park_p", "park_long_after", "park_busy_", "park_idle_", "over_100us_", "over_1ms_", "slice", "job",
