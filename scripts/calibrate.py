@@ -333,7 +333,7 @@ def main():
         "# rounds where the two threads ran on two CPUs (those on one cost a tenth as much). relax: one pause;",
         "# yield: one sched_yield; line: half the round trip of a cache line bounced between two threads.",
         "# cold_K: a walk around a ring of 2^K tasks linked in a shuffled order, each step loading the task the",
-        "# last named, less the walk around 2^6 (in L1); the median of 5 sweeps over K, each K's fastest of 3.",
+        "# last named, less the walk around 2^6 (in L1); the median of 15 walks (5 sweeps over K, 3 each).",
         "# The simulator charges cold_K for loading a task (a pop, a free list's, a join's update) that more",
         "# than 2^(K-1) and at most 2^K other tasks were touched since it was (cold_22 beyond).",
         "# park_p10 .. park_p999: percentiles of park over every hand-off of all 31 rounds (nearest rank);",

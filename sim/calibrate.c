@@ -462,13 +462,14 @@ static double slice_cost(void)
 
 /* ---- a task whose memory lies far back in the caches ---- */
 
-/* ns per step of a walk around a ring of n tasks linked through node.next in a shuffled order
- * (a free list, or a queue's tasks as a program leaves them in memory: in address order the
- * prefetcher would hide every miss), the fastest of `rounds`. Each step loads the task the last
- * one named, so a miss is paid whole: a worker taking a cold task waits for it before it can run
- * it, and an atomic update of a cold join waits for the line. Between two visits of a task the
- * walk touches the n - 1 others: the step's time is the latency at a reuse distance of n. */
-static double chain_walk(struct sb_task *ts, uint32_t *order, size_t n, int rounds)
+/* ns per step of walks around a ring of n tasks linked through node.next in a shuffled order (a
+ * free list, or a queue's tasks as a program leaves them in memory: in address order the
+ * prefetcher would hide every miss), one figure per walk into ns[0 .. walks-1]. Each step loads
+ * the task the last one named, so a miss is paid whole: a worker taking a cold task waits for it
+ * before it can run it, and an atomic update of a cold join waits for the line. Between two
+ * visits of a task the walk touches the n - 1 others: a step's time is the latency at a reuse
+ * distance of n. */
+static void chain_walk(struct sb_task *ts, uint32_t *order, size_t n, int walks, double *ns)
 {
 	uint64_t x = 0x9e3779b97f4a7c15ull; /* Fisher-Yates, xorshift from a constant */
 	for (size_t i = 0; i < n; i++)
@@ -483,26 +484,24 @@ static double chain_walk(struct sb_task *ts, uint32_t *order, size_t n, int roun
 		atomic_store_explicit(&ts[order[i]].node.next, &ts[order[(i + 1) % n]].node, memory_order_relaxed);
 	/* at least 2^21 steps, and twice round the ring: the first lap brings it in */
 	size_t steps = 2 * n > ((size_t)1 << 21) ? 2 * n : (size_t)1 << 21;
-	double best = 1e30;
-	for (int r = 0; r < rounds; r++) {
+	for (int r = 0; r < walks; r++) {
 		struct sb_node *p = &ts[order[0]].node;
 		uint64_t t0 = sb_now_ns();
 		for (size_t i = 0; i < steps; i++)
 			p = atomic_load_explicit(&p->next, memory_order_relaxed);
-		double ns = (double)(sb_now_ns() - t0) / (double)steps;
+		ns[r] = (double)(sb_now_ns() - t0) / (double)steps;
 		if (!p)
 			abort(); /* a ring has no end; and the walk is not optimised away */
-		best = ns < best ? ns : best;
 	}
-	return best;
 }
 
 /* cold_K for K = COLD_LO + 1 .. COLD_HI (core/exec.h): the walk at 2^K tasks less the walk at
- * 2^COLD_L1 (in the L1 cache), never below 0. The median of COLD_SWEEPS sweeps over the sizes, each
- * size's fastest of 3 walks: how much of the last-level cache a virtual machine gets moves with
- * what its neighbours do, from one second to the next (2^16 tasks: 44 to 101 ns a step on the
- * 2-core host), and the tasks a run takes come back at the usual share, not the best one. */
-enum { COLD_L1 = 6, COLD_LO = 8, COLD_HI = 22, COLD_SWEEPS = 5 };
+ * 2^COLD_L1 (in the L1 cache), never below 0. The median of every walk, COLD_SWEEPS sweeps over the
+ * sizes of COLD_WALKS walks each, and not the fastest as for the primitives: how much of the
+ * last-level cache a virtual machine gets moves with what its neighbours do, from one second to
+ * the next (2^16 tasks: 29 to 104 ns a step on the 2-core host), and a run's tasks come back at
+ * the share it usually has, not at the best one. */
+enum { COLD_L1 = 6, COLD_LO = 8, COLD_HI = 22, COLD_SWEEPS = 5, COLD_WALKS = 3 };
 static void cold_costs(double cold[COLD_HI + 1])
 {
 	struct sb_task *ts = calloc((size_t)1 << COLD_HI, sizeof *ts);
@@ -511,25 +510,25 @@ static void cold_costs(double cold[COLD_HI + 1])
 		fprintf(stderr, "calibrate: out of memory\n");
 		exit(1);
 	}
-	double t[COLD_HI + 1][COLD_SWEEPS];
-	for (int r = 0; r < COLD_SWEEPS; r++) {
-		t[COLD_L1][r] = chain_walk(ts, order, (size_t)1 << COLD_L1, 3);
-		for (int k = COLD_LO + 1; k <= COLD_HI; k++)
-			t[k][r] = chain_walk(ts, order, (size_t)1 << k, 3);
-	}
+	enum { N = COLD_SWEEPS * COLD_WALKS };
+	static double t[COLD_HI + 1][N];
+	for (int r = 0; r < COLD_SWEEPS; r++)
+		for (int k = COLD_L1; k <= COLD_HI; k++)
+			if (k == COLD_L1 || k > COLD_LO)
+				chain_walk(ts, order, (size_t)1 << k, COLD_WALKS, &t[k][r * COLD_WALKS]);
 	double hot = 0;
 	for (int k = COLD_L1; k <= COLD_HI; k++) {
 		if (k > COLD_L1 && k <= COLD_LO)
 			continue;
 		double *v = t[k];
-		for (int i = 1; i < COLD_SWEEPS; i++) /* insertion sort: five values */
+		for (int i = 1; i < N; i++) /* insertion sort: fifteen values */
 			for (int j = i; j > 0 && v[j - 1] > v[j]; j--) {
-				double x = v[j];
-				v[j] = v[j - 1], v[j - 1] = x;
+				double y = v[j];
+				v[j] = v[j - 1], v[j - 1] = y;
 			}
-		double m = v[COLD_SWEEPS / 2];
-		fprintf(stderr, "calibrate: a chain of 2^%d tasks: %.1f ns a step (sweeps %.1f to %.1f)\n", k, m, v[0],
-			v[COLD_SWEEPS - 1]);
+		double m = v[N / 2];
+		fprintf(stderr, "calibrate: a chain of 2^%d tasks: %.1f ns a step (walks %.1f to %.1f)\n", k, m, v[0],
+			v[N - 1]);
 		if (k == COLD_L1)
 			hot = m;
 		else
