@@ -607,6 +607,7 @@ size_t sb_drain_serial(struct sb_thread *tc, size_t max)
 	struct sb_task *t;
 	while (n < max && (t = sb_list_pop(&tc->serial))) {
 		n++;
+		sb_exec_touch(t); /* no policy call charges this pop: FIFO, the task is as old as the list */
 		if (__builtin_expect(!(t->flags & SB_TF_COND), 1)) {
 			sb_run(tc, t, false);
 			waiting = 0;
