@@ -277,10 +277,13 @@ static inline void sb_exec_charge(enum sb_cost c, int line, int self, const void
 		sb_exec_vt->charge(c, line, self, task);
 }
 
-/* The program loads or updates a task object outside the core's push, pop and run of it: taking
- * it off a free list, or a workload reaching into another task (a child adding into its parent's
- * join task). A virtual executor prices the load by how far back in the cache the task lies
- * (cold_9 .. cold_22, sim/cache.h's task_cache); native: nothing (the hardware charged it). */
+/* The program loads or updates a task object outside the core's push, pop and run of it: a
+ * task created long before its push (a join; otherwise the push prices the sb_task_new before
+ * it), or a workload reaching into another task (a child adding into its parent's join task).
+ * Not called from the core's own hot paths: a call there (sb_task_new, the caller's list's pop)
+ * cost a 1-worker stealing chain 14% to 24%. A virtual executor prices the load by how far back
+ * in the cache the task lies (cold_9 .. cold_22, sim/cache.h's task_cache); native: nothing (the
+ * hardware charged it). */
 static inline void sb_exec_touch(const void *task)
 {
 	if (sb_exec_virtual())

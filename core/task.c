@@ -147,7 +147,6 @@ static inline __attribute__((always_inline)) struct sb_task *task_take(struct sb
 	tc->free = atomic_load_explicit(&n->next, memory_order_relaxed);
 	tc->nfree--;
 	struct sb_task *t = sb_task_of(n);
-	sb_exec_touch(t); /* the load of n->next above: a task freed long ago comes from memory */
 	/* check and pint are only read once a flag has set them */
 	t->fn = fn;
 	t->arg = arg;
@@ -607,7 +606,6 @@ size_t sb_drain_serial(struct sb_thread *tc, size_t max)
 	struct sb_task *t;
 	while (n < max && (t = sb_list_pop(&tc->serial))) {
 		n++;
-		sb_exec_touch(t); /* no policy call charges this pop: FIFO, the task is as old as the list */
 		if (__builtin_expect(!(t->flags & SB_TF_COND), 1)) {
 			sb_run(tc, t, false);
 			waiting = 0;

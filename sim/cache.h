@@ -104,8 +104,8 @@ private:
 	}
 };
 
-/* How far back a task's memory lies: every task touched (pushed, popped or stolen, taken off a
- * free list, reached into by a workload) moves to the front of one least-recently-used list, and
+/* How far back a task's memory lies: every task touched (pushed, popped or stolen, or reached
+ * into by a workload) moves to the front of one least-recently-used list, and
  * a touch reports the task's reuse distance, the number of other tasks touched since it was, as a
  * level: 0 if at most caps[0], i if above caps[i-1] and at most caps[i], caps.size() if above the
  * last or never touched. The caller prices a level by what the machine's caches take to bring a

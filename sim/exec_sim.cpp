@@ -517,9 +517,12 @@ void charge(enum sb_cost c, int line, int self, const void *task)
 		 * the shared queue for a global policy, the victim's queue for a steal. A task run from
 		 * its caller's own list (no line) is never popped through the policy: not noted. */
 		if (c == SB_COST_PUSH) {
-			/* a push only writes the task: the store waits for no line, so a miss costs
-			 * nothing here (as in the calibration's passes), but the task is in the cache now */
-			(void)S.cache.touch(task);
+			/* A push follows its task's sb_task_new, which loaded the free list's link from
+			 * where the task's last life left it (a task freed long ago comes from memory),
+			 * and is charged here: a call to the executor in sb_task_new's native fast path
+			 * cost a 1-worker chain 17%. A task pushed again after its own pop (a yield, a
+			 * conditional task) was touched just before and costs nothing more. */
+			cost += S.cold_by_level[S.cache.touch(task)];
 			if (line >= 0)
 				pushed = &(S.placed.put(task) = placement{ line, 0 });
 			else

@@ -189,6 +189,7 @@ static enum sb_result node_task(struct sb_task *t)
 	}
 	/* counted when spawned: the join of a cancelled job's dropped children never is */
 	struct sb_task *jn = sb_task_new(t->job, join_task, f);
+	sb_exec_touch(jn); /* a join is pushed only once its children are done: its new is priced here */
 	/* relaxed: not shared yet; the children's submission publishes it */
 	atomic_store_explicit(&jn->au[J_SUM], self, memory_order_relaxed);
 	atomic_store_explicit(&jn->au[J_PENDING], kids, memory_order_relaxed);
