@@ -54,11 +54,12 @@ def test_paper_descriptions_expand_stable_and_machine_free(tmp):
     assert len(ids) == len(set(ids)), "ids are not unique"
     # the committed results stay small enough to clone (runs are packed: sbexpreport.pack_runs); a
     # packed load-sweep run is about 9 KB, so the whole capacity sweep (1,755 runs) takes some 16 MB.
-    # The whole tracked tree (about 65 MB, most of it this) travels to a lent many-core machine,
-    # whose calls take 64 MiB with the programs they carry (about 1 MB): this bound keeps it so.
+    # The whole tracked tree (about 66 MB, most of it this) travels to a lent many-core machine,
+    # whose calls take 64 MiB (67.1 MB) with the programs they carry (about 1 MB): this bound keeps
+    # it so, with half a megabyte to spare; the next result must make room, not raise it.
     size = sum(os.path.getsize(os.path.join(dp, f)) for dp, _, fs in os.walk(os.path.join(ROOT, "results", "paper"))
                for f in fs)
-    assert size < 46e6, f"results/paper holds {size / 1e6:.1f} MB"
+    assert size < 47e6, f"results/paper holds {size / 1e6:.1f} MB"
     # every experiment of PAPER.md is there, with its repetitions
     exps = {ln["tags"]["experiment"] for ln in lines}
     for e in ("spawn", "policies", "hybrid", "wake", "batch", "sweep", "trace-cost"):
