@@ -116,6 +116,14 @@ enum sb_cost {
 	 * a run that shares its cores (--sim-cores) hands them out in slices; without it SimGrid
 	 * shares them evenly among the threads executing at once. */
 	SB_COST_SLICE,
+	/* Where the OS runs a thread woken by another while a core is idle: on its waker's core,
+	 * ahead of the waker, which then waits for that core (it is not moved to the idle one), in a
+	 * share (0 to 1) of such wake-ups that depends on how long the waker has run since it came
+	 * back from a park or a sleep: wake_stack_<R>us for a waker that has run R us, for each R of
+	 * SB_WAKE_STACK_US (linear between them, the last beyond). sim/calibrate.c measures each.
+	 * Optional, all thirteen or none, and only with `slice` (the shared cores' time slices). */
+	SB_COST_WAKE_STACK_0US,
+	SB_COST_WAKE_STACK_5000US = SB_COST_WAKE_STACK_0US + 12,
 	/* A job's own CPU beyond its tasks': creating, submitting, counting, recording and reaping
 	 * it, all on one thread (serial's request thread runs its own jobs). Optional (0 without
 	 * it); charged on the thread that runs the teardown when that thread also created the job. */
@@ -147,6 +155,9 @@ enum sb_cost {
 	SB_NR_COSTS
 };
 extern const char *const sb_cost_names[SB_NR_COSTS];
+/* the waker's run lengths, us, of the wake_stack_* costs */
+#define SB_WAKE_STACK_US { 0, 1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000 }
+enum { SB_NR_WAKE_STACK = SB_COST_WAKE_STACK_5000US - SB_COST_WAKE_STACK_0US + 1 };
 
 struct sb_xthread {
 	pthread_t pt;

@@ -347,6 +347,8 @@ def main():
         "# sleep or timed park's timeout returns that late (interpolated by its length).",
         "# slice: the median turn of two threads spinning on one CPU (1 s): with it, a run that shares its",
         "# cores (--sim-cores) hands them out in slices, a woken thread taking a core at once.",
+        "# wake_stack_<R>us: of 60 wake-ups by a thread that has run R us since its own wake-up, the share in",
+        "# which the wakee ran on the waker's CPU before the waker's call returned (the waker then waits).",
         "# job: CPU time per one-task job with no work of one request thread under serial, in the window (the",
         f"# CPU {JOBS[1]} jobs take beyond {JOBS[0]}, over the extra jobs; median of 3 pairs), less serial's per-task",
         "# time: creating, submitting, counting, recording and reaping a job; charged where the job ends if its",
@@ -375,8 +377,9 @@ def main():
     # they gained on this project's 2-core host (PAPER.md §4.11); uncomment them to simulate with them
     lines += [("# " if k in LONG_PARK else "") + (f"{k} {cost[k]:.0f}" if k == "park_long_after"
                                                  else f"{k} {cost[k]:.1f}") for k in ORDER]
-    if "slice" in cost:  # not measured where two threads cannot be put on one CPU
-        lines.append(f"slice {cost['slice']:.0f}")
+    # not measured where two threads cannot share one CPU (slice) or tell their CPU (wake_stack_*)
+    lines += [f"{k} {cost[k]:.0f}" if k == "slice" else f"{k} {cost[k]:.3f}" for k in cost
+              if k == "slice" or k.startswith("wake_stack_")]
     lines.append(f"job {cost['job']:.1f}")
     lines.append(f"job_create {cost['job_create']:.1f}")
     lines.append(f"job_end {cost['job_end']:.1f}")

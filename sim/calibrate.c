@@ -395,6 +395,131 @@ static void print_group(const char *name, const double q[5])
 		printf("%s_%s %.1f\n", name, at[k], q[k]);
 }
 
+/* ---- where a woken thread runs: beside its waker, or on its CPU ahead of it ---- */
+
+/* The chain of a request (wake at 2 workers): a thread back from a timed sleep wakes A; A, having
+ * run R us since, wakes B, and both sweep (spin) STACK_SPIN before A waits for B. Seen on the
+ * 2-core host (results/paper/wake-placement/): B often runs on A's CPU inside A's wake call, A
+ * then waiting for its own CPU though the other one is idle, in a share that depends on R (on that
+ * host under 0.3 below 2 us, 0.8 to 0.9 from 2 to 100 us, 0.1 to 0.2 from 200 us) and on where the
+ * threads ran before: with A waiting instead of sweeping after its wake call the share from 2 to
+ * 100 us was 0.3 to 0.4. wake_stack_<R>us: the share of rounds in which B ran on the CPU A woke it
+ * from before A's wake call returned, for each R of SB_WAKE_STACK_US (core/exec.h), the rounds of
+ * all R shuffled together so the machine's drift spreads over all of them. */
+#define STACK_ROUNDS 60 /* per run length */
+#define STACK_SPIN 50000 /* A's and B's sweeps, ns: a searcher's empty rounds */
+
+static SB_ATOMIC_U32 sw_a, sw_b, sw_done;
+static _Atomic uint64_t sa_run, sb_at;
+static _Atomic int sb_cpu;
+static _Atomic bool s_quit;
+
+static void stack_wait(SB_ATOMIC_U32 *w)
+{
+	/* acquire: pairs with stack_post's release store */
+	while (!atomic_load_explicit(w, memory_order_acquire))
+		sb_exec_park(w, 0, 0);
+	atomic_store_explicit(w, 0, memory_order_relaxed); /* only this thread reads it until the next post */
+}
+
+static void stack_post(SB_ATOMIC_U32 *w)
+{
+	atomic_store_explicit(w, 1, memory_order_release);
+	sb_exec_unpark(w, 1);
+}
+
+static void *stack_b(void *arg)
+{
+	(void)arg;
+	for (;;) {
+		stack_wait(&sw_b);
+		/* relaxed: s_quit was stored before the post this thread's acquire saw */
+		if (atomic_load_explicit(&s_quit, memory_order_relaxed))
+			return NULL;
+		uint64_t t = sb_now_ns();
+		/* relaxed: read by A after the post below (its acquire) */
+		atomic_store_explicit(&sb_cpu, sched_getcpu(), memory_order_relaxed);
+		atomic_store_explicit(&sb_at, t, memory_order_relaxed);
+		while (sb_now_ns() - t < STACK_SPIN)
+			sb_cpu_relax();
+		stack_post(&sw_a);
+	}
+}
+
+/* A: woken by the calibrating thread, runs, wakes B, waits for B's post; the result in sw_done's
+ * word: 2 stacked, 1 not */
+static void *stack_a(void *arg)
+{
+	(void)arg;
+	for (;;) {
+		stack_wait(&sw_a);
+		/* relaxed: both stored before the post this thread's acquire saw */
+		if (atomic_load_explicit(&s_quit, memory_order_relaxed))
+			return NULL;
+		uint64_t run = atomic_load_explicit(&sa_run, memory_order_relaxed), t = sb_now_ns();
+		while (sb_now_ns() - t < run)
+			sb_cpu_relax();
+		int cpu = sched_getcpu();
+		stack_post(&sw_b);
+		uint64_t back = sb_now_ns();
+		/* A runs on as B does (the two searchers of a chain, each sweeping), then waits for B */
+		while (sb_now_ns() - back < STACK_SPIN)
+			sb_cpu_relax();
+		stack_wait(&sw_a);
+		/* relaxed: B stored them before its post (acquired in stack_wait) */
+		bool stacked = atomic_load_explicit(&sb_cpu, memory_order_relaxed) == cpu &&
+			       atomic_load_explicit(&sb_at, memory_order_relaxed) < back;
+		atomic_store_explicit(&sw_done, stacked ? 2 : 1, memory_order_release); /* pairs with the poll */
+	}
+}
+
+/* wake_stack_<R>us into share[]; false where a thread cannot tell its CPU */
+static bool wake_stack_costs(double share[SB_NR_WAKE_STACK])
+{
+	static const int run_us[SB_NR_WAKE_STACK] = SB_WAKE_STACK_US;
+	enum { NSTACK = SB_NR_WAKE_STACK };
+	if (sched_getcpu() < 0)
+		return false;
+	struct sb_xthread a, b;
+	atomic_store_explicit(&s_quit, false, memory_order_relaxed); /* published by the thread start */
+	if (sb_exec_thread_start(&a, "stack_a", stack_a, NULL) || sb_exec_thread_start(&b, "stack_b", stack_b, NULL))
+		abort();
+	int stacked[NSTACK] = { 0 }, order[STACK_ROUNDS * NSTACK];
+	for (int i = 0; i < STACK_ROUNDS * NSTACK; i++)
+		order[i] = i % NSTACK;
+	/* shuffled, not in turn: where B ran last (where the kernel looks first) follows the round
+	 * before, and in turn each length would always follow the same one */
+	uint64_t x = 0x9e3779b97f4a7c15ull;
+	for (int i = STACK_ROUNDS * NSTACK - 1; i > 0; i--) {
+		x ^= x >> 12, x ^= x << 25, x ^= x >> 27;
+		int j = (int)((x * 0x2545f4914f6cdd1dull >> 33) % (uint64_t)(i + 1)), t = order[i];
+		order[i] = order[j], order[j] = t;
+	}
+	for (int i = 0; i < STACK_ROUNDS * NSTACK; i++) {
+		int k = order[i];
+		sb_exec_sleep_ns(1000000); /* a request thread's gap: A's waker is back from a timer */
+		atomic_store_explicit(&sw_done, 0, memory_order_relaxed); /* A stores it only after the post */
+		atomic_store_explicit(&sa_run, (uint64_t)run_us[k] * 1000, memory_order_relaxed); /* ordered by the post */
+		stack_post(&sw_a);
+		uint32_t r;
+		/* acquire: pairs with A's release store of its result */
+		while (!(r = atomic_load_explicit(&sw_done, memory_order_acquire)))
+			sb_exec_sleep_ns(100000);
+		stacked[k] += r == 2;
+	}
+	atomic_store_explicit(&s_quit, true, memory_order_relaxed); /* ordered by the posts */
+	stack_post(&sw_a);
+	stack_post(&sw_b);
+	sb_exec_thread_join(&a);
+	sb_exec_thread_join(&b);
+	for (int k = 0; k < NSTACK; k++) {
+		share[k] = (double)stacked[k] / STACK_ROUNDS;
+		fprintf(stderr, "calibrate: a wakee ran ahead of its waker on its CPU after the waker ran %d us: %d of %d\n",
+			run_us[k], stacked[k], STACK_ROUNDS);
+	}
+	return true;
+}
+
 /* ---- the OS scheduler's time slice ---- */
 
 /* Two threads spinning on one CPU take turns; each notes the stretches it ran without a gap of
@@ -565,6 +690,12 @@ int main(void)
 	over_costs(1000000, o1ms);
 	print_group("over_100us", o100);
 	print_group("over_1ms", o1ms);
+	double stack[SB_NR_WAKE_STACK];
+	if (wake_stack_costs(stack))
+		for (int k = 0; k < SB_NR_WAKE_STACK; k++)
+			printf("%s %.3f\n", sb_cost_names[SB_COST_WAKE_STACK_0US + k], stack[k]);
+	else
+		fprintf(stderr, "calibrate: sched_getcpu is not available: no wake_stack\n");
 	double slice = slice_cost();
 	if (slice > 0)
 		printf("slice %.0f\n", slice);

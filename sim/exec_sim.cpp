@@ -71,6 +71,7 @@ struct actor_state {
 	sg4::SemaphorePtr cpu = sg4::Semaphore::create(0); /* granted a core (see grant) */
 	int core = -1;
 	bool fresh = true;     /* back from a park or a sleep (or new) and not on a core since: it preempts */
+	int pinned = -1;       /* put off its core by a wakee stacked on it: waits in S.pinq for that core */
 	bool queued = false;   /* in S.runq */
 	bool waiting = false;  /* blocked on cpu */
 	bool in_stretch = false; /* inside busy_ns's sleep: a preemption there is paid when it ends */
@@ -101,6 +102,7 @@ constexpr int SPREAD = 5;
 /* costs a table may leave out, each on its own (the percentile groups above go by five) */
 constexpr int OPTIONAL[] = { SB_COST_SLICE,    SB_COST_JOB,          SB_COST_JOB_CREATE,   SB_COST_JOB_END,
 			     SB_COST_PARK_CPU, SB_COST_COMPUTE_ITER, SB_COST_MEMORY_DOUBLE };
+constexpr double WAKE_STACK_US[SB_NR_WAKE_STACK] = SB_WAKE_STACK_US;
 
 struct sim_state {
 	double cost[SB_NR_COSTS] = {};
@@ -115,6 +117,7 @@ struct sim_state {
 	task_cache cache; /* how far back each task's memory lies (see touch) */
 	std::vector<double> cold_by_level; /* what loading a task costs at each of cache's levels */
 	bool cold_curve = false; /* the table gives cold_9 .. cold_22 (else cold beyond cold_after) */
+	bool stack_given = false; /* the table gives wake_stack_0us .. wake_stack_5000us */
 	std::vector<unsigned> socket;
 	sg4::Host *host = nullptr;
 	unsigned cores = 0; /* 0: a core per actor (work is a delay); else work shares this many */
@@ -122,6 +125,8 @@ struct sim_state {
 	bool sliced = false; /* shared cores in time slices (the table's `slice`), not SimGrid's sharing */
 	std::vector<actor_state *> holder; /* sliced: each core's holder */
 	std::deque<actor_state *> runq;    /* sliced: the actors waiting for a core, the next first */
+	std::vector<std::deque<actor_state *>> pinq; /* sliced: per core, those waiting for that one only */
+	bool stacking = false; /* sliced, and the table gives wake_stack_* (see stack_on_waker) */
 	double busy = 0; /* simulated CPU time: every ns spent, none slept or parked */
 	bool has[NR_GROUPS] = {}; /* which optional percentile groups (spread_first) the table gives */
 	uint64_t rng = 0x9e3779b97f4a7c15ull; /* the draws from them: a fixed start, so a seed replays */
@@ -175,7 +180,11 @@ void drop_waiter(std::deque<actor_state *> &q, actor_state *a)
  * one takes a core at once: its holder goes back to the head of the line. A holder preempted in
  * the middle of a stretch of work (busy_ns's one sleep) is not interrupted; the stretch ends as
  * planned and the time it was off its core is added to the work then (its end comes as late as
- * if it had stopped; nothing else about it is observable meanwhile). */
+ * if it had stopped; nothing else about it is observable meanwhile). Measured there too
+ * (results/paper/wake-placement/, sim/calibrate.c's wake_stack): a thread woken by one just back
+ * from a park often runs on its waker's CPU ahead of it though the other CPU is idle, and the
+ * waker waits for its own CPU (nothing pulls it to the idle one); so with the table's wake_stack_*
+ * such a wakee takes its waker's core in the measured share, the waker waiting in that core's pinq. */
 
 /* Core c to h: h stops waiting (or, preempted inside a stretch, stops being off its core). */
 void grant(int c, actor_state *h)
@@ -186,6 +195,7 @@ void grant(int c, actor_state *h)
 	h->slice_start = t;
 	h->fresh = false;
 	h->queued = false;
+	h->pinned = -1;
 	if (h->off_since >= 0) {
 		h->off_total += t - h->off_since;
 		h->off_since = -1;
@@ -198,6 +208,18 @@ void grant(int c, actor_state *h)
 	}
 }
 
+/* Free core c to the next in line: one waiting for c alone first. */
+void hand_on(int c)
+{
+	auto &pin = S.pinq[(size_t)c];
+	auto &q = pin.empty() ? S.runq : pin;
+	if (q.empty())
+		return;
+	actor_state *h = q.front();
+	q.pop_front();
+	grant(c, h);
+}
+
 /* Off the CPU (a park, a sleep, a join, the end): its core to the next in line, its place in line
  * given up. Back, it is fresh. */
 void leave_core(actor_state *a)
@@ -208,22 +230,22 @@ void leave_core(actor_state *a)
 		drop_waiter(S.runq, a);
 		a->queued = false;
 	}
+	if (a->pinned >= 0) {
+		drop_waiter(S.pinq[(size_t)a->pinned], a);
+		a->pinned = -1;
+	}
 	int c = a->core;
 	a->core = -1;
 	a->fresh = true;
 	if (c < 0)
 		return;
 	S.holder[(size_t)c] = nullptr;
-	if (!S.runq.empty()) {
-		actor_state *h = S.runq.front();
-		S.runq.pop_front();
-		grant(c, h);
-	}
+	hand_on(c);
 }
 
 void wait_core(actor_state *a)
 {
-	if (!a->queued) {
+	if (a->pinned < 0 && !a->queued) {
 		S.runq.push_back(a);
 		a->queued = true;
 	}
@@ -233,11 +255,18 @@ void wait_core(actor_state *a)
 	switch_in(a);
 }
 
-/* A core for a: a free one, else a woken thread's preemption of the holder whose slice began
- * first, else a place at the end of the line. */
+/* A core for a: the one it waits for if pinned, else a free one, else a woken thread's preemption
+ * of the holder whose slice began first, else a place at the end of the line. */
 void take_core(actor_state *a)
 {
 	double t = sg4::Engine::get_clock();
+	if (a->pinned >= 0) {
+		if (!S.holder[(size_t)a->pinned])
+			grant(a->pinned, a); /* not expected: a freed core goes to its pinned first */
+		else
+			wait_core(a);
+		return;
+	}
 	int oldest = -1;
 	for (size_t c = 0; c < S.holder.size(); c++) {
 		if (!S.holder[c]) {
@@ -279,13 +308,11 @@ void sliced_busy(actor_state *a, double ns)
 		double t = sg4::Engine::get_clock();
 		if (t >= a->slice_start + slice || a->yield) {
 			a->yield = false;
-			if (!S.runq.empty()) {
-				int c = a->core;
+			int c = a->core;
+			if (!S.runq.empty() || !S.pinq[(size_t)c].empty()) {
 				a->core = -1;
 				S.holder[(size_t)c] = nullptr;
-				actor_state *h = S.runq.front();
-				S.runq.pop_front();
-				grant(c, h);
+				hand_on(c);
 				wait_core(a);
 				continue;
 			}
@@ -480,6 +507,45 @@ void park(SB_ATOMIC_U32 *addr, uint32_t val, uint64_t timeout_ns)
 	a->by_timer = !woken;
 }
 
+/* Sliced, with the table's wake_stack_*: a waker with a core idle beside its own (the case
+ * sim/calibrate.c measures) has its first wakee put on its core ahead of it in the share the table
+ * gives for how long the waker has run since it came back from a park or a sleep: the wakee comes back
+ * (its park's way back) on that core and the waker, put in the core's pinq, runs again only when
+ * the wakee leaves it or its slice ends. Returns the wakee so stacked, or null. */
+actor_state *stack_on_waker(actor_state *waker, actor_state *wakee)
+{
+	if (!S.stacking)
+		return nullptr;
+	/* how long the waker has run since it came back: its clock and what it owes (natively its
+	 * operations since took that long) */
+	double ran_us = (sg4::Engine::get_clock() + waker->debt - waker->up_since) / 1000;
+	const double *at = &S.cost[SB_COST_WAKE_STACK_0US];
+	int k = 1;
+	while (k < SB_NR_WAKE_STACK - 1 && ran_us > WAKE_STACK_US[k])
+		k++;
+	double f = std::min(1.0, (ran_us - WAKE_STACK_US[k - 1]) / (WAKE_STACK_US[k] - WAKE_STACK_US[k - 1]));
+	double share = at[k - 1] + (at[k] - at[k - 1]) * f; /* linear between two runs, the last beyond */
+	/* a share of 0 touches nothing: such a table replays the runs made without one */
+	if (!(share > 0))
+		return nullptr;
+	auto free_cores = [] { return std::count(S.holder.begin(), S.holder.end(), nullptr); };
+	/* still owing the costs of its way back, the waker has not taken a core yet: natively it runs */
+	if (waker->core < 0 && waker->pinned < 0 && free_cores() > 0)
+		take_core(waker);
+	if (waker->core < 0 || free_cores() == 0 || !(uniform() < share))
+		return nullptr;
+	int c = waker->core;
+	double t = sg4::Engine::get_clock();
+	waker->core = -1;
+	waker->pinned = c;
+	S.pinq[(size_t)c].push_back(waker);
+	S.holder[(size_t)c] = wakee;
+	wakee->core = c;
+	wakee->slice_start = t;
+	wakee->fresh = false;
+	return wakee;
+}
+
 void unpark(SB_ATOMIC_U32 *addr, int n)
 {
 	/* take them off the queue first: a release is a simcall, and the woken may run inside it */
@@ -495,6 +561,7 @@ void unpark(SB_ATOMIC_U32 *addr, int n)
 	}
 	actor_state *waker = me();
 	bool idle = waker->by_timer && sg4::Engine::get_clock() - waker->up_since < S.cost[SB_COST_PARK_LONG_AFTER];
+	actor_state *stacked = woken.empty() ? nullptr : stack_on_waker(waker, woken.front());
 	actor_state *self = woken.empty() ? nullptr : switch_out();
 	for (actor_state *a : woken) {
 		a->woken_as = idle ? G_PARK_IDLE : G_PARK_BUSY;
@@ -502,6 +569,9 @@ void unpark(SB_ATOMIC_U32 *addr, int n)
 	}
 	if (self)
 		switch_in(self);
+	/* behind its wakee, on its own core (stack_on_waker), unless the wakee left it already */
+	if (stacked && waker->core < 0)
+		wait_core(waker);
 	if (!woken.empty())
 		me()->debt += S.cost[SB_COST_WAKE];
 }
@@ -755,6 +825,22 @@ int load_costs(const char *path, const char *const *policies, const char *policy
 		snprintf(err, errlen, "%s: slice must be more than 0 ns", path);
 		rc = -EINVAL;
 	}
+	/* the stacking shares: all thirteen or none, each 0 to 1, and only where cores are sliced */
+	int nstack = 0;
+	for (int c = SB_COST_WAKE_STACK_0US; c <= SB_COST_WAKE_STACK_5000US; c++) {
+		nstack += seen[c];
+		if (rc == 0 && seen[c] && S.cost[c] > 1) {
+			snprintf(err, errlen, "%s: %s is a share: 0 to 1", path, sb_cost_names[c]);
+			rc = -EINVAL;
+		}
+		seen[c] = true;
+	}
+	S.stack_given = nstack > 0;
+	if (rc == 0 && ((nstack && nstack < SB_NR_WAKE_STACK) || (nstack && !S.given[SB_COST_SLICE]))) {
+		snprintf(err, errlen, "%s: wake_stack_0us .. wake_stack_5000us go together (all thirteen or none), "
+			 "and with slice", path);
+		rc = -EINVAL;
+	}
 	/* the cold curve: all fourteen or none; with it cold and cold_after are not needed */
 	int ncold = 0;
 	for (int c = SB_COST_COLD_9; c <= SB_COST_COLD_22; c++)
@@ -820,6 +906,8 @@ extern "C" int sb_sim_run(const char *costs_path, unsigned cores, const char *co
 	S.sliced = cores && S.given[SB_COST_SLICE];
 	S.holder.assign(cores, nullptr);
 	S.runq.clear();
+	S.pinq.assign(cores, {});
+	S.stacking = S.sliced && S.stack_given;
 	auto *zone = sg4::create_full_zone("machine");
 	S.host = zone->create_host("cpu", 1.0);
 	S.host->set_core_count(cores ? (int)cores : 4096);
@@ -872,6 +960,8 @@ extern "C" double sb_sim_cost(enum sb_cost c)
 		if (c == o && !S.given[c])
 			return NAN;
 	if (c >= SB_COST_COLD_9 && c <= SB_COST_COLD_22 && !S.cold_curve)
+		return NAN;
+	if (c >= SB_COST_WAKE_STACK_0US && c <= SB_COST_WAKE_STACK_5000US && !S.stack_given)
 		return NAN;
 	if ((c == SB_COST_COLD || c == SB_COST_COLD_AFTER) && !S.given[c])
 		return NAN; /* a table with the curve may leave them out */

@@ -406,7 +406,8 @@ def cold(sb, tmp):
 
 
 OPTIONAL = ("park_p", "park_long_after", "park_busy_", "park_idle_", "over_100us_", "over_1ms_", "slice", "job",
-            "park_cpu", "compute_iter", "memory_double")
+            "park_cpu", "compute_iter", "memory_double", "wake_stack_")
+STACK_US = (0, 1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000)  # core/exec.h's SB_WAKE_STACK_US
 
 
 def base_table(sb):
@@ -735,6 +736,49 @@ def slices(sb, tmp):
           and not os.path.exists(d), f"slices: slice 0 is refused ({p.returncode}: {p.stderr.strip()})")
 
 
+def wake_stacking(sb, tmp):
+    """With the table's wake_stack_*, a worker woken by one just back from a park runs on its waker's
+    core ahead of it while the other core idles, and the waker waits for its own core: under wake at
+    2 workers on 2 cores the request's worker, which wakes the next searcher before it runs the task,
+    starts the task only after that searcher's empty rounds (1000 tries), where without stacking it
+    starts at once. A share of 0 draws nothing (the same jobs as no stacking); a partial group, a
+    share above 1 or stacking without slices is refused."""
+    base = base_table(sb) + "slice 4000000\n"
+    stack = lambda v: "".join(f"wake_stack_{r}us {v}\n" for r in STACK_US)
+    tables = {"none": "", "zero": stack(0), "one": stack(1), "some": "wake_stack_0us 1\n", "over": stack(1.5)}
+    paths = {}
+    for k, extra in tables.items():
+        paths[k] = os.path.join(tmp, f"costs-stack-{k}.txt")
+        with open(paths[k], "w") as g:
+            g.write(base + extra)
+    paths["noslice"] = os.path.join(tmp, "costs-stack-noslice.txt")
+    with open(paths["noslice"], "w") as g:
+        g.write(base_table(sb) + stack(1))
+    args = ["--policy", "stealing", "--workload", "wake", "--threads", "2", "--sim-cores", "2",
+            "--set", "worker_try_count=1000", "-d", "0.3", "--warmup", "0.05"]
+    p50, jobs = {}, {}
+    for k, d in (("none", "none"), ("zero", "zero"), ("one", "one"), ("one", "one2")):
+        out = os.path.join(tmp, "stack-" + d)
+        p = run(sb, args + ["--sim-costs", paths[k]], out)
+        check(p.returncode == 0, f"wake_stacking {d}: exits 0 ({p.returncode}: {p.stderr.strip()[:300]})")
+        if p.returncode:
+            return
+        p50[d], jobs[d] = summary(out)["classes"]["from_request"]["p50"], read(os.path.join(out, "jobs.csv"))
+        with open(os.path.join(out, "meta.json")) as f:
+            c = json.load(f)["executor"]["costs_ns"]
+        want = {"none": None, "zero": 0, "one": 1}[k]
+        check(c.get("wake_stack_20us", "absent") == want, f"wake_stacking {d}: meta.json's wake_stack_20us is {want}")
+    check(jobs["zero"] == jobs["none"], "wake_stacking: shares of 0 simulate as no stacking (the same jobs)")
+    check(jobs["one"] == jobs["one2"], "wake_stacking: deterministic")
+    check(p50["one"] > 5 * p50["none"], f"wake_stacking: the request's worker waits behind the searcher it woke "
+          f"(from_request p50 {p50['none']} ns without stacking, {p50['one']} ns with every wake-up stacked)")
+    for k, want in (("some", "all thirteen"), ("over", "is a share"), ("noslice", "with slice")):
+        out = os.path.join(tmp, f"stack-{k}")
+        p = run(sb, args + ["--sim-costs", paths[k]], out)
+        check(p.returncode == 2 and p.stderr.count("\n") == 1 and want in p.stderr and not os.path.exists(out),
+              f"wake_stacking: a table '{k}' is refused ({p.returncode}: {p.stderr.strip()})")
+
+
 def speedup_split(sb, tmp):
     """A native half made in two directories (one per worker count, as two calls of a lent
     machine make it) is reported against one simulated half, and the fork-join speedup curve is
@@ -899,7 +943,8 @@ def main():
     ap.add_argument("--only", choices=["determinism", "accounting", "agreement", "progress", "costs",
                                            "bad_input", "table", "validate", "speedup_split", "cold", "shared_cores",
                                            "slices", "park_spread", "long_parks", "busy_pause", "job_cost",
-                                           "park_way_back", "job_apart", "park_cpu", "host_speeds", "kernel_cost"])
+                                           "park_way_back", "job_apart", "park_cpu", "host_speeds", "kernel_cost",
+                                           "wake_stacking"])
     a = ap.parse_args()
     sb = os.path.abspath(a.schedbed)
     tmp = tempfile.mkdtemp(prefix="schedbed-sim-")
@@ -909,7 +954,8 @@ def main():
                          ("validate", validate), ("speedup_split", speedup_split), ("cold", cold), ("shared_cores", shared_cores),
                          ("slices", slices), ("park_spread", park_spread), ("long_parks", long_parks), ("busy_pause", busy_pause),
                          ("job_cost", job_cost), ("park_way_back", park_way_back), ("job_apart", job_apart),
-                         ("park_cpu", park_cpu), ("host_speeds", host_speeds), ("kernel_cost", kernel_cost)):
+                         ("park_cpu", park_cpu), ("host_speeds", host_speeds), ("kernel_cost", kernel_cost),
+                         ("wake_stacking", wake_stacking)):
             if not a.only or a.only == name:
                 fn(sb, tmp)
     finally:
