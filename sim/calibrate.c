@@ -314,6 +314,13 @@ static void *long_partner(void *arg)
 	return NULL;
 }
 
+static void spin_ns(uint64_t ns)
+{
+	uint64_t t0 = sb_now_ns();
+	while (sb_now_ns() - t0 < ns)
+		sb_cpu_relax();
+}
+
 /* n parks of the partner, each after this thread spent ns spinning (busy) or in a timed sleep,
  * then woke it: the time from the wake call to the partner running, in lp_lat[0..n). */
 static void long_parks(uint64_t ns, bool busy, int n)
@@ -324,13 +331,10 @@ static void long_parks(uint64_t ns, bool busy, int n)
 	if (sb_exec_thread_start(&th, "longpark", long_partner, (void *)(intptr_t)n))
 		abort();
 	for (int i = 0; i < n; i++) {
-		if (busy) {
-			uint64_t t0 = sb_now_ns();
-			while (sb_now_ns() - t0 < ns)
-				sb_cpu_relax();
-		} else {
+		if (busy)
+			spin_ns(ns);
+		else
 			sb_exec_sleep_ns(ns);
-		}
 		/* relaxed, then release: as in hand_over */
 		atomic_store_explicit(&lp_sent, sb_now_ns(), memory_order_relaxed);
 		atomic_store_explicit(&lp_word, 1, memory_order_release);
@@ -422,6 +426,14 @@ static void stack_wait(SB_ATOMIC_U32 *w)
 	atomic_store_explicit(w, 0, memory_order_relaxed); /* only this thread reads it until the next post */
 }
 
+/* a thread's next round: false once the calibrating thread has said to stop */
+static bool stack_round(SB_ATOMIC_U32 *w)
+{
+	stack_wait(w);
+	/* relaxed: s_quit was stored before the post this thread's acquire saw */
+	return !atomic_load_explicit(&s_quit, memory_order_relaxed);
+}
+
 static void stack_post(SB_ATOMIC_U32 *w)
 {
 	atomic_store_explicit(w, 1, memory_order_release);
@@ -431,19 +443,14 @@ static void stack_post(SB_ATOMIC_U32 *w)
 static void *stack_b(void *arg)
 {
 	(void)arg;
-	for (;;) {
-		stack_wait(&sw_b);
-		/* relaxed: s_quit was stored before the post this thread's acquire saw */
-		if (atomic_load_explicit(&s_quit, memory_order_relaxed))
-			return NULL;
-		uint64_t t = sb_now_ns();
+	while (stack_round(&sw_b)) {
 		/* relaxed: read by A after the post below (its acquire) */
 		atomic_store_explicit(&sb_cpu, sched_getcpu(), memory_order_relaxed);
-		atomic_store_explicit(&sb_at, t, memory_order_relaxed);
-		while (sb_now_ns() - t < STACK_SPIN)
-			sb_cpu_relax();
+		atomic_store_explicit(&sb_at, sb_now_ns(), memory_order_relaxed);
+		spin_ns(STACK_SPIN);
 		stack_post(&sw_a);
 	}
+	return NULL;
 }
 
 /* A: woken by the calibrating thread, runs, wakes B, waits for B's post; the result in sw_done's
@@ -451,26 +458,21 @@ static void *stack_b(void *arg)
 static void *stack_a(void *arg)
 {
 	(void)arg;
-	for (;;) {
-		stack_wait(&sw_a);
-		/* relaxed: both stored before the post this thread's acquire saw */
-		if (atomic_load_explicit(&s_quit, memory_order_relaxed))
-			return NULL;
-		uint64_t run = atomic_load_explicit(&sa_run, memory_order_relaxed), t = sb_now_ns();
-		while (sb_now_ns() - t < run)
-			sb_cpu_relax();
+	while (stack_round(&sw_a)) {
+		/* relaxed: stored before the post this thread's acquire saw */
+		spin_ns(atomic_load_explicit(&sa_run, memory_order_relaxed));
 		int cpu = sched_getcpu();
 		stack_post(&sw_b);
 		uint64_t back = sb_now_ns();
 		/* A runs on as B does (the two searchers of a chain, each sweeping), then waits for B */
-		while (sb_now_ns() - back < STACK_SPIN)
-			sb_cpu_relax();
+		spin_ns(STACK_SPIN);
 		stack_wait(&sw_a);
 		/* relaxed: B stored them before its post (acquired in stack_wait) */
 		bool stacked = atomic_load_explicit(&sb_cpu, memory_order_relaxed) == cpu &&
 			       atomic_load_explicit(&sb_at, memory_order_relaxed) < back;
 		atomic_store_explicit(&sw_done, stacked ? 2 : 1, memory_order_release); /* pairs with the poll */
 	}
+	return NULL;
 }
 
 /* wake_stack_<R>us into share[]; false where a thread cannot tell its CPU */

@@ -155,8 +155,8 @@ def determinism(sb, tmp):
     with open(os.path.join(a, "meta.json")) as f:
         ex = json.load(f)["executor"]
     names = ex.get("costs_ns", {})
-    check(ex.get("name") == "sim" and "workers" in ex.get("platform", "") and len(names) == 60
-          and all(k in names for k in ("push", "park_p999", "park_long_after", "park_idle_p50", "over_1ms_p999")),
+    check(ex.get("name") == "sim" and "workers" in ex.get("platform", "") and len(names) == 73
+          and all(k in names for k in ("push", "park_p999", "park_long_after", "park_idle_p50", "over_1ms_p999", "wake_stack_5000us")),
           f"determinism: meta.json records executor, platform and costs ({ex})")
 
 

@@ -2,16 +2,20 @@
 # The wake cell's miss, isolated: how wake's from_request latency follows worker_try_count (the
 # spin a woken searcher does before it sleeps again) natively and simulated, and where the
 # kernel puts a woken thread (perf's sched tracepoints). Run from the repository root:
-#   sh results/paper/wake-placement/run.sh OUTDIR
-# Writes OUTDIR/tries.csv (one row per run) and OUTDIR/placement-<n>w.txt (placement.py's report).
+#   sh results/paper/wake-placement/run.sh OUTDIR [sim]
+# Writes OUTDIR/tries.csv (one row per run) and OUTDIR/placement-<n>w.txt (placement.py's report);
+# with `sim`, only the simulated rows of tries.csv (the native ones and the trace left out).
 set -eu
-out=${1:?usage: run.sh OUTDIR}
+out=${1:?usage: run.sh OUTDIR [sim]}
+only=${2:-}
+executors="native sim"
+[ "$only" = sim ] && executors=sim
 sb=build/release/schedbed
 mkdir -p "$out"
 echo "executor,workers,worker_try_count,rep,from_request_p50_ns,from_request_p99_ns,from_task_p50_ns,from_task_p99_ns" > "$out/tries.csv"
 for rep in 1 2 3; do
 	for tries in 10 100 1000 5000; do
-		for ex in native sim; do
+		for ex in $executors; do
 			for w in 1 2; do
 				d=$(mktemp -d)
 				extra=""
@@ -28,6 +32,7 @@ P
 		done
 	done
 done
+[ "$only" = sim ] && exit 0
 for w in 1 2; do
 	d=$(mktemp -d)
 	perf record -q -a -e sched:sched_switch,sched:sched_waking -o "$d/perf.data" -- \
