@@ -377,10 +377,10 @@ def main():
     # they gained on this project's 2-core host (PAPER.md §4.11); uncomment them to simulate with them
     lines += [("# " if k in LONG_PARK else "") + (f"{k} {cost[k]:.0f}" if k == "park_long_after"
                                                  else f"{k} {cost[k]:.1f}") for k in ORDER]
-    # not measured where two threads cannot share one CPU (slice) or tell their CPU (wake_stack_*, written
-    # as comments as the long parks are: charged, they cost the 2-core validation more than they gained)
-    lines += [f"{'# ' if k != 'slice' else ''}{k} {cost[k]:.{0 if k == 'slice' else 3}f}" for k in cost
-              if k == "slice" or k.startswith("wake_stack_")]
+    if "slice" in cost:  # not measured where two threads cannot share one CPU
+        lines.append(f"slice {cost['slice']:.0f}")
+    # as comments, as the long parks: charged, they cost the 2-core validation more than they gained
+    lines += [f"# {k} {cost[k]:.3f}" for k in cost if k.startswith("wake_stack_")]
     lines.append(f"job {cost['job']:.1f}")
     lines.append(f"job_create {cost['job_create']:.1f}")
     lines.append(f"job_end {cost['job_end']:.1f}")

@@ -15,6 +15,7 @@
 #include <linux/futex.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -60,27 +61,29 @@ static void park(_Atomic uint32_t *w, _Atomic int *parked)
 	atomic_store(parked, 0);
 }
 
+/* the next round's wake-up: false once main has said to stop */
+static bool next_round(_Atomic uint32_t *w, _Atomic int *parked)
+{
+	park(w, parked);
+	return !atomic_load(&quit);
+}
+
 static void *thread_b(void *arg)
 {
 	(void)arg;
-	for (;;) {
-		park(&wb, &b_parked);
-		if (atomic_load(&quit))
-			return NULL;
+	while (next_round(&wb, &b_parked)) {
 		uint64_t t = now();
 		atomic_store(&b_ran, t);
 		while (now() - t < 100000)
 			;
 	}
+	return NULL;
 }
 
 static void *thread_a(void *arg)
 {
 	(void)arg;
-	for (;;) {
-		park(&wa, &a_parked);
-		if (atomic_load(&quit))
-			return NULL;
+	while (next_round(&wa, &a_parked)) {
 		atomic_store(&b_ran, 0);
 		uint64_t woke = now();
 		futex_wake(&wb);
@@ -101,6 +104,7 @@ static void *thread_a(void *arg)
 			;
 		futex_wake(&round_done);
 	}
+	return NULL;
 }
 
 static int by_value(const void *x, const void *y)
