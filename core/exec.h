@@ -354,6 +354,16 @@ bool sb_sim_built(void);
 /* After sb_sim_run: the platform and the cost table it used, for meta.json. */
 const char *sb_sim_platform(void);
 double sb_sim_cost(enum sb_cost c);
+/* After sb_sim_run: what happened on the line of the queue every worker shares (a global
+ * policy's, SB_TO_ANY): its operations, those that began before the line's previous one began and
+ * so did not wait behind it (actors run ahead of the clock by what they owe), the time the
+ * operations held the line, and the time from the first one's start to the last one's end. A line
+ * serves one operation at a time, so busy_ns above span_ns is a contention the model let through. */
+struct sb_sim_line {
+	uint64_t ops, out_of_order;
+	double busy_ns, span_ns;
+};
+void sb_sim_shared_line(struct sb_sim_line *out);
 /* Simulated CPU time so far: every ns actors spent working, charged or spinning. */
 uint64_t sb_sim_cpu_ns(void);
 const char *sb_sim_costs_version(void);

@@ -275,6 +275,14 @@ void bench_write_meta(FILE *f, const struct bench_opts *o, struct bench_result *
 			sb_json_double(f, sb_sim_cost((enum sb_cost)c));
 		}
 		fputs(" }", f);
+		struct sb_sim_line l;
+		sb_sim_shared_line(&l);
+		fprintf(f, ",\n    \"shared_line\": { \"ops\": %llu, \"out_of_order\": %llu, \"busy_ns\": ",
+			(unsigned long long)l.ops, (unsigned long long)l.out_of_order);
+		sb_json_double(f, l.busy_ns);
+		fputs(", \"span_ns\": ", f);
+		sb_json_double(f, l.span_ns);
+		fputs(" }", f);
 	}
 	fputs("\n  }", f);
 	bench_json_kv(f, ",\n  \"failure\": ", r->failure);

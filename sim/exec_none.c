@@ -36,6 +36,11 @@ double sb_sim_cost(enum sb_cost c)
 	return 0.0;
 }
 
+void sb_sim_shared_line(struct sb_sim_line *out)
+{
+	*out = (struct sb_sim_line){ 0 };
+}
+
 uint64_t sb_sim_cpu_ns(void)
 {
 	return 0;

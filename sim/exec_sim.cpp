@@ -112,6 +112,8 @@ struct sim_state {
 	std::string platform;
 	std::unordered_map<const void *, std::deque<actor_state *>> waiters;
 	std::vector<line_state> lines;
+	sb_sim_line shared = {};   /* the shared line's account (sb_sim_shared_line) */
+	double shared_first = -1; /* when its first operation began */
 	/* the line each queued task was pushed on (see charge): its pop or steal pays there */
 	addr_table<placement> placed;
 	task_cache cache; /* how far back each task's memory lies (see touch) */
@@ -631,6 +633,14 @@ void charge(enum sb_cost c, int line, int self, const void *task)
 			l.owner = self;
 		}
 		l.free_at = std::max(l.free_at, start + cost);
+		if ((size_t)line + 1 == S.lines.size()) {
+			S.shared.ops++;
+			S.shared.out_of_order += l.last_at > start;
+			S.shared.busy_ns += cost;
+			if (S.shared_first < 0)
+				S.shared_first = start;
+			S.shared.span_ns = l.free_at - S.shared_first;
+		}
 		if (pushed)
 			pushed->at = start + cost;
 		cost = start + cost - t;
@@ -669,6 +679,8 @@ void topology(unsigned n, const unsigned *socket, const char *policy)
 	S.cache.reset(caps);
 	S.socket.assign(socket, socket + n);
 	S.lines.assign((size_t)n + 1, line_state{}); /* one per worker queue, one shared */
+	S.shared = {};
+	S.shared_first = -1;
 	unsigned nsock = 0;
 	for (unsigned i = 0; i < n; i++)
 		nsock = socket[i] + 1 > nsock ? socket[i] + 1 : nsock;
@@ -941,6 +953,11 @@ extern "C" bool sb_sim_built(void)
 extern "C" const char *sb_sim_platform(void)
 {
 	return S.platform.c_str();
+}
+
+extern "C" void sb_sim_shared_line(struct sb_sim_line *out)
+{
+	*out = S.shared;
 }
 
 extern "C" uint64_t sb_sim_cpu_ns(void)

@@ -937,6 +937,30 @@ def host_speeds(sb, tmp):
           f"speeds: --speed where the probes show one speed is a one-line error ({p.returncode}: {p.stderr.strip()})")
 
 
+def shared_line(sb, tmp):
+    """meta.json's shared_line accounts for the queue every worker shares: fifo at 1 worker puts
+    every task on it and off it in order (no operation out of order, the line held at most the
+    time it spanned); at 4 workers on 4 cores its counts stay consistent; a policy with no shared
+    queue (stealing, its clients pushing to workers) has none."""
+    args = ["--workload", "forkjoin", "--set", "n=14", "-d", "0.05", "--warmup", "0.01", "--sim-cores", "4"]
+    got = {}
+    for pol, w in (("fifo", 1), ("fifo", 4), ("stealing", 4)):
+        out = os.path.join(tmp, f"line-{pol}-{w}")
+        p = run(sb, args + ["--policy", pol, "--threads", str(w)], out)
+        check(p.returncode == 0, f"shared_line {pol} {w}w: exits 0 ({p.returncode}: {p.stderr.strip()[:300]})")
+        if p.returncode:
+            return
+        with open(os.path.join(out, "meta.json")) as f:
+            got[pol, w] = json.load(f)["executor"]["shared_line"]
+    one, four, steal = got["fifo", 1], got["fifo", 4], got["stealing", 4]
+    check(one["ops"] > 1000 and one["out_of_order"] == 0 and one["busy_ns"] <= one["span_ns"],
+          f"shared_line: one fifo worker uses the line in order, at most all of its span ({one})")
+    check(four["ops"] > 1000 and 0 <= four["out_of_order"] <= four["ops"] and four["busy_ns"] > 0,
+          f"shared_line: four fifo workers' counts are consistent ({four})")
+    check(steal == {"ops": 0, "out_of_order": 0, "busy_ns": 0, "span_ns": 0},
+          f"shared_line: stealing's workload never touches a shared queue ({steal})")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--schedbed", required=True)
@@ -944,7 +968,7 @@ def main():
                                            "bad_input", "table", "validate", "speedup_split", "cold", "shared_cores",
                                            "slices", "park_spread", "long_parks", "busy_pause", "job_cost",
                                            "park_way_back", "job_apart", "park_cpu", "host_speeds", "kernel_cost",
-                                           "wake_stacking"])
+                                           "wake_stacking", "shared_line"])
     a = ap.parse_args()
     sb = os.path.abspath(a.schedbed)
     tmp = tempfile.mkdtemp(prefix="schedbed-sim-")
@@ -955,7 +979,7 @@ def main():
                          ("slices", slices), ("park_spread", park_spread), ("long_parks", long_parks), ("busy_pause", busy_pause),
                          ("job_cost", job_cost), ("park_way_back", park_way_back), ("job_apart", job_apart),
                          ("park_cpu", park_cpu), ("host_speeds", host_speeds), ("kernel_cost", kernel_cost),
-                         ("wake_stacking", wake_stacking)):
+                         ("wake_stacking", wake_stacking), ("shared_line", shared_line)):
             if not a.only or a.only == name:
                 fn(sb, tmp)
     finally:
