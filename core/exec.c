@@ -42,7 +42,7 @@ const char *const sb_cost_names[SB_NR_COSTS] = {
 	[SB_COST_WAKE_STACK_0US + 10] = "wake_stack_1000us", [SB_COST_WAKE_STACK_0US + 11] = "wake_stack_2000us",
 	[SB_COST_WAKE_STACK_5000US] = "wake_stack_5000us", [SB_COST_JOB] = "job", [SB_COST_JOB_CREATE] = "job_create",
 	[SB_COST_JOB_END] = "job_end", [SB_COST_PARK_CPU] = "park_cpu", [SB_COST_COMPUTE_ITER] = "compute_iter",
-	[SB_COST_MEMORY_DOUBLE] = "memory_double", [SB_COST_COLD_9] = "cold_9", [SB_COST_COLD_9 + 1] = "cold_10",
+	[SB_COST_MEMORY_DOUBLE] = "memory_double", [SB_COST_LINE_QUEUE] = "line_queue", [SB_COST_COLD_9] = "cold_9", [SB_COST_COLD_9 + 1] = "cold_10",
 	[SB_COST_COLD_9 + 2] = "cold_11", [SB_COST_COLD_9 + 3] = "cold_12", [SB_COST_COLD_9 + 4] = "cold_13",
 	[SB_COST_COLD_9 + 5] = "cold_14", [SB_COST_COLD_9 + 6] = "cold_15", [SB_COST_COLD_9 + 7] = "cold_16",
 	[SB_COST_COLD_9 + 8] = "cold_17", [SB_COST_COLD_9 + 9] = "cold_18", [SB_COST_COLD_9 + 10] = "cold_19",

@@ -146,6 +146,12 @@ enum sb_cost {
 	 * simulated kernel takes no time. */
 	SB_COST_COMPUTE_ITER,
 	SB_COST_MEMORY_DOUBLE,
+	/* Not a price, a switch (0 or 1): 1 makes every operation on a line wait until the line is
+	 * free, in the order the simulation reaches them; 0 (or absent) lets an operation that began
+	 * before the line's previous one go without waiting (actors run up to SB_SIM_AHEAD_NS ahead
+	 * of the clock, so under contention most do, and a line serves more than its span:
+	 * meta.json's shared_line). Optional. */
+	SB_COST_LINE_QUEUE,
 	/* What loading a task costs beyond an L1 hit, by how far back it lies: cold_K when more than
 	 * 2^(K-1) and at most 2^K other tasks were touched since it was (its reuse distance), cold_22
 	 * beyond; 2^8 or fewer cost nothing more. sim/calibrate.c walks a chain of 2^K tasks for

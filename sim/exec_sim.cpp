@@ -100,8 +100,8 @@ constexpr int spread_first[NR_GROUPS] = { SB_COST_PARK_P10, SB_COST_PARK_BUSY_P1
 					   SB_COST_OVER_100US_P10, SB_COST_OVER_1MS_P10 };
 constexpr int SPREAD = 5;
 /* costs a table may leave out, each on its own (the percentile groups above go by five) */
-constexpr int OPTIONAL[] = { SB_COST_SLICE,    SB_COST_JOB,          SB_COST_JOB_CREATE,   SB_COST_JOB_END,
-			     SB_COST_PARK_CPU, SB_COST_COMPUTE_ITER, SB_COST_MEMORY_DOUBLE };
+constexpr int OPTIONAL[] = { SB_COST_SLICE,    SB_COST_JOB,          SB_COST_JOB_CREATE,    SB_COST_JOB_END,
+			     SB_COST_PARK_CPU, SB_COST_COMPUTE_ITER, SB_COST_MEMORY_DOUBLE, SB_COST_LINE_QUEUE };
 constexpr double WAKE_STACK_US[SB_NR_WAKE_STACK] = SB_WAKE_STACK_US;
 
 struct sim_state {
@@ -624,10 +624,10 @@ void charge(enum sb_cost c, int line, int self, const void *task)
 		 * charged last on a line may lie ahead of this one. This one waits for the task it takes
 		 * to have been pushed, and behind the line's previous operation if that began first,
 		 * but not for a later one: a pop of an old task does not wait for a push of a new one
-		 * whose pusher still owes a wake-up. */
+		 * whose pusher still owes a wake-up. With line_queue every operation waits its turn. */
 		double t = sg4::Engine::get_clock() + a->debt;
 		double start = std::max(t, ready);
-		if (start >= l.last_at) {
+		if (S.cost[SB_COST_LINE_QUEUE] != 0 || start >= l.last_at) {
 			start = std::max(start, l.free_at);
 			l.last_at = start;
 			l.owner = self;
@@ -832,6 +832,10 @@ int load_costs(const char *path, const char *const *policies, const char *policy
 	for (int c : OPTIONAL) {
 		S.given[c] = seen[c];
 		seen[c] = true;
+	}
+	if (rc == 0 && S.cost[SB_COST_LINE_QUEUE] != 0 && S.cost[SB_COST_LINE_QUEUE] != 1) {
+		snprintf(err, errlen, "%s: line_queue is a switch: 0 or 1", path);
+		rc = -EINVAL;
 	}
 	if (rc == 0 && S.given[SB_COST_SLICE] && !(S.cost[SB_COST_SLICE] > 0)) {
 		snprintf(err, errlen, "%s: slice must be more than 0 ns", path);

@@ -155,7 +155,7 @@ def determinism(sb, tmp):
     with open(os.path.join(a, "meta.json")) as f:
         ex = json.load(f)["executor"]
     names = ex.get("costs_ns", {})
-    check(ex.get("name") == "sim" and "workers" in ex.get("platform", "") and len(names) == 73
+    check(ex.get("name") == "sim" and "workers" in ex.get("platform", "") and len(names) == 74
           and all(k in names for k in ("push", "park_p999", "park_long_after", "park_idle_p50", "over_1ms_p999", "wake_stack_5000us")),
           f"determinism: meta.json records executor, platform and costs ({ex})")
 
@@ -406,7 +406,7 @@ def cold(sb, tmp):
 
 
 OPTIONAL = ("park_p", "park_long_after", "park_busy_", "park_idle_", "over_100us_", "over_1ms_", "slice", "job",
-            "park_cpu", "compute_iter", "memory_double", "wake_stack_")
+            "park_cpu", "compute_iter", "memory_double", "wake_stack_", "line_queue")
 STACK_US = (0, 1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000)  # core/exec.h's SB_WAKE_STACK_US
 
 
@@ -959,6 +959,25 @@ def shared_line(sb, tmp):
           f"shared_line: four fifo workers' counts are consistent ({four})")
     check(steal == {"ops": 0, "out_of_order": 0, "busy_ns": 0, "span_ns": 0},
           f"shared_line: stealing's workload never touches a shared queue ({steal})")
+    # line_queue 1: every operation waits its turn, so four workers hold the line at most its span
+    # and go slower than without (the same seed); a value other than 0 or 1 is refused
+    for v in ("1", "2"):
+        path = os.path.join(tmp, f"costs-line-queue-{v}.txt")
+        with open(path, "w") as g:
+            g.write(base_table(sb) + f"line_queue {v}\n")
+        out = os.path.join(tmp, f"line-queue-{v}")
+        p = run(sb, args + ["--policy", "fifo", "--threads", "4", "--sim-costs", path], out)
+        if v == "2":
+            check(p.returncode == 2 and p.stderr.count("\n") == 1 and "0 or 1" in p.stderr and not os.path.exists(out),
+                  f"shared_line: line_queue 2 is refused ({p.returncode}: {p.stderr.strip()})")
+            continue
+        check(p.returncode == 0, f"shared_line line_queue: exits 0 ({p.returncode}: {p.stderr.strip()[:300]})")
+        if p.returncode:
+            return
+        with open(os.path.join(out, "meta.json")) as f:
+            q = json.load(f)["executor"]["shared_line"]
+        check(q["ops"] > 1000 and q["out_of_order"] == 0 and q["busy_ns"] <= q["span_ns"],
+              f"shared_line: with line_queue four fifo workers wait their turns ({q})")
 
 
 def main():
