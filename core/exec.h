@@ -245,6 +245,10 @@ static inline void sb_cpu_relax(void)
 #endif
 }
 
+/* Lines of charges: 0 .. n-1 the workers' queues, n the queue they share, n + 1 .. n +
+ * SB_EXEC_JOB_LINES the jobs' own queues (SB_POLICY_JOB_QUEUES; core/policy.c's push_line). */
+#define SB_EXEC_JOB_LINES 64
+
 /* The line argument of a charge that names no line and is owed even for a spin iteration
  * (sb_cpu_poll). */
 #define SB_EXEC_OWED (-2)

@@ -145,6 +145,22 @@ void sb_policy_destroy(struct sb_rt *rt)
 	rt->pstate = NULL;
 }
 
+/* A virtual executor's price of a push is paid on the line of the queue the task went to: the
+ * target worker's, the one every worker shares (n), or its job's (n + 1 + the job's id modulo
+ * SB_EXEC_JOB_LINES: two jobs that many ids apart share a line, which costs only while both are
+ * busy at once). t->job is read after t was pushed, when another thread may have run and freed
+ * it natively; under a virtual executor only this actor runs until it charges. */
+static int push_line(const struct sb_rt *rt, const struct sb_task *t, int where)
+{
+	if (where >= 0)
+		return where;
+	if (where != SB_TO_ANY && where != SB_TO_NOWAKE)
+		return -1;
+	if ((rt->ops->flags & SB_POLICY_JOB_QUEUES) && t->job)
+		return (int)rt->n + 1 + (int)(t->job->id % SB_EXEC_JOB_LINES);
+	return where == SB_TO_ANY ? (int)rt->n : -1;
+}
+
 /* `wrapped` is a constant at each call site: sb_place has already tested rt->slow once for
  * check, chaos and a virtual executor, and calls with true only from its cold path. The result
  * is checked by sb_place: a placement on the caller's own worker is valid by construction, so
@@ -157,8 +173,8 @@ SB_HOT_INLINE int sb_policy_submit(struct sb_thread *tc, struct sb_task *t, bool
 	int where = rt->ops->submit(rt->pstate, tc, t);
 	if (wrapped) {
 		chaos(rt);
-		/* a virtual executor's price: the target worker's queue line, or the shared one */
-		sb_exec_charge(SB_COST_PUSH, where >= 0 ? where : where == SB_TO_ANY ? (int)rt->n : -1, tc->worker, t);
+		if (sb_exec_virtual())
+			sb_exec_charge(SB_COST_PUSH, push_line(rt, t, where), tc->worker, t);
 	}
 	return where;
 }

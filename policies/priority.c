@@ -295,6 +295,7 @@ const struct sb_policy_ops priority_ops = {
 	.description = "Nebula Graph's task manager (memo 004): job handles by priority, per-job subtask queues "
 		       "served by up to N workers",
 	.version = 1,
+	.flags = SB_POLICY_JOB_QUEUES,
 	.params = priority_param_table,
 	.params_size = sizeof(struct priority_params),
 };

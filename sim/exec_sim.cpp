@@ -21,8 +21,8 @@
  * What the simulation cannot show by itself, it charges (sb_exec_charge, from the cost file):
  * policy calls, the core's per-task overhead, wake-ups and parks, spin iterations and yields
  * (so a spin-wait moves the clock and lets the awaited actor run), and contention: an
- * operation on a worker's queue line serialises behind the previous one on that line and pays
- * a transfer when its last user was another core. Memory-order bugs cannot show at all: every
+ * operation on a queue's line (a worker's, the shared one, a job's) serialises behind the
+ * previous one on that line and pays a transfer when its last user was another core. Memory-order bugs cannot show at all: every
  * access is sequentially consistent here (native runs and the sanitizers remain the truth).
  *
  * The traps: parking is a per-actor semaphore in a per-address wait queue (futex semantics,
@@ -633,7 +633,7 @@ void charge(enum sb_cost c, int line, int self, const void *task)
 			l.owner = self;
 		}
 		l.free_at = std::max(l.free_at, start + cost);
-		if ((size_t)line + 1 == S.lines.size()) {
+		if ((size_t)line == S.socket.size()) {
 			S.shared.ops++;
 			S.shared.out_of_order += l.last_at > start;
 			S.shared.busy_ns += cost;
@@ -678,7 +678,8 @@ void topology(unsigned n, const unsigned *socket, const char *policy)
 	}
 	S.cache.reset(caps);
 	S.socket.assign(socket, socket + n);
-	S.lines.assign((size_t)n + 1, line_state{}); /* one per worker queue, one shared */
+	/* one per worker queue, one shared, the jobs' (core/exec.h) */
+	S.lines.assign((size_t)n + 1 + SB_EXEC_JOB_LINES, line_state{});
 	S.shared = {};
 	S.shared_first = -1;
 	unsigned nsock = 0;
