@@ -145,8 +145,10 @@ void sb_policy_destroy(struct sb_rt *rt)
 	rt->pstate = NULL;
 }
 
-/* A virtual executor's price of a push is paid on the line of the queue the task went to: the
- * target worker's, the one every worker shares (n), or its job's (n + 1 + the job's id modulo
+/* A virtual executor's price of a push is paid on the line of the queue every later taker of the
+ * task contends on: the target worker's; the one every worker shares (n) for SB_TO_ANY, which
+ * under SB_POLICY_JOB_QUEUES is the queue of the job's handles (priority puts one out there);
+ * else, under SB_POLICY_JOB_QUEUES, the job's own queue (n + 1 + the job's id modulo
  * SB_EXEC_JOB_LINES: two jobs that many ids apart share a line, which costs only while both are
  * busy at once). t->job is read after t was pushed, when another thread may have run and freed
  * it natively; under a virtual executor only this actor runs until it charges. */
@@ -154,11 +156,11 @@ static int push_line(const struct sb_rt *rt, const struct sb_task *t, int where)
 {
 	if (where >= 0)
 		return where;
-	if (where != SB_TO_ANY && where != SB_TO_NOWAKE)
-		return -1;
-	if ((rt->ops->flags & SB_POLICY_JOB_QUEUES) && t->job)
+	if (where == SB_TO_ANY)
+		return (int)rt->n;
+	if (where == SB_TO_NOWAKE && (rt->ops->flags & SB_POLICY_JOB_QUEUES) && t->job)
 		return (int)rt->n + 1 + (int)(t->job->id % SB_EXEC_JOB_LINES);
-	return where == SB_TO_ANY ? (int)rt->n : -1;
+	return -1;
 }
 
 /* `wrapped` is a constant at each call site: sb_place has already tested rt->slow once for

@@ -58,9 +58,9 @@ enum sb_policy_flags {
 	 * worker, a lane, a slot), without relying on the transaction lock: check mode counts them
 	 * before the lock is taken and fails the run on an overlap. */
 	SB_POLICY_STICKY_EXCLUSIVE = 1u << 0,
-	/* A task it queues for any worker (SB_TO_ANY, SB_TO_NOWAKE) waits in its job's own queue,
-	 * which every worker serving the job takes from (priority's subtask queues), not in one
-	 * queue shared by all jobs: a virtual executor charges it on its job's line. */
+	/* A task it queues with SB_TO_NOWAKE waits in its job's own queue, which every worker
+	 * serving the job takes from (priority's subtask queues; its SB_TO_ANY puts out a handle
+	 * on the queue all jobs share): a virtual executor charges it on its job's line. */
 	SB_POLICY_JOB_QUEUES = 1u << 1,
 };
 
