@@ -381,11 +381,10 @@ def main():
         lines.append(f"slice {cost['slice']:.0f}")
     # as comments, as the long parks: charged, they cost the 2-core validation more than they gained
     lines += [f"# {k} {cost[k]:.3f}" for k in cost if k.startswith("wake_stack_")]
-    lines.append(f"job {cost['job']:.1f}")
-    lines.append(f"job_create {cost['job_create']:.1f}")
-    lines.append(f"job_end {cost['job_end']:.1f}")
-    lines.append(f"compute_iter {cost['compute_iter']:.3f}")
-    lines.append(f"memory_double {cost['memory_double']:.4f}")
+    lines += [f"job {cost['job']:.1f}", f"job_create {cost['job_create']:.1f}", f"job_end {cost['job_end']:.1f}",
+              f"compute_iter {cost['compute_iter']:.3f}", f"memory_double {cost['memory_double']:.4f}"]
+    # a line serves one operation at a time, each in its turn (the model's, not a measurement)
+    lines.append("line_queue 1")
     for pol in pols:
         lines.append(f"push@{pol} {max(task[pol] - cost['pop'], cost['push']):.1f}")
     tmpf = a.out + ".tmp"
