@@ -104,6 +104,85 @@ private:
 	}
 };
 
+/* An address-keyed map laid out like the memory it indexes: a 4 KiB page of keys has one block
+ * of 64 slots, one per 64-byte line, found through a small table of pages; a key whose line's
+ * slot another key holds (objects under 64 bytes apart) goes to an overflow addr_table. Tasks
+ * pushed or popped one after another mostly lie in the same few pages, so their slots share
+ * cache lines, where addr_table scatters them over a table of the whole frontier's size (a
+ * 64-worker fork-join run spent half of task_cache::touch waiting for that table's slot: perf).
+ * The same interface as addr_table; blocks are kept for the run. */
+template <class V> class addr_map {
+public:
+	V &put(const void *key)
+	{
+		uint32_t *b = pages.find(page_of(key));
+		if (!b) {
+			b = &pages.put(page_of(key));
+			*b = (uint32_t)(slots.size() / PER_PAGE);
+			slots.resize(slots.size() + PER_PAGE);
+		}
+		slot &s = slots[(size_t)*b * PER_PAGE + line_of(key)];
+		if (s.key == key)
+			return s.v;
+		V *o = n_over ? over.find(key) : nullptr; /* put there while its slot was taken */
+		if (o)
+			return *o;
+		if (!s.key) {
+			s.key = key;
+			return s.v = V{};
+		}
+		n_over++;
+		return over.put(key) = V{};
+	}
+	V *find(const void *key)
+	{
+		if (slot *s = slot_of(key))
+			return &s->v;
+		return n_over ? over.find(key) : nullptr;
+	}
+	/* Take key's value out into *out: false if it has none. */
+	bool take(const void *key, V *out)
+	{
+		if (slot *s = slot_of(key)) {
+			*out = s->v;
+			s->key = nullptr;
+			return true;
+		}
+		if (!n_over || !over.take(key, out))
+			return false;
+		n_over--;
+		return true;
+	}
+	void erase(const void *key)
+	{
+		V v;
+		take(key, &v);
+	}
+
+private:
+	static constexpr size_t PER_PAGE = 64; /* 64-byte lines of a 4 KiB page */
+	struct slot {
+		const void *key = nullptr;
+		V v{};
+	};
+	addr_table<uint32_t> pages; /* page -> its block (slots from block * PER_PAGE) */
+	std::vector<slot> slots;
+	addr_table<V> over;         /* keys whose line's slot another key held when they came */
+	size_t n_over = 0;
+
+	static const void *page_of(const void *key) { return (const void *)(((uintptr_t)key >> 12) + 1); }
+	static size_t line_of(const void *key) { return ((uintptr_t)key >> 6) % PER_PAGE; }
+	/* key's own slot in its page's block, if it holds key */
+	slot *slot_of(const void *key)
+	{
+		uint32_t *b = pages.find(page_of(key));
+		if (!b)
+			return nullptr;
+		slot &s = slots[(size_t)*b * PER_PAGE + line_of(key)];
+		return s.key == key ? &s : nullptr;
+	}
+};
+
 /* How far back a task's memory lies: every task touched (pushed, popped or stolen, or reached
  * into by a workload) moves to the front of one least-recently-used list, and
  * a touch reports the task's reuse distance, the number of other tasks touched since it was, as a
@@ -171,6 +250,12 @@ public:
 		for (unsigned i = 0; i < K; i++)
 			if (size == caps[i] && mark[i] == NONE)
 				mark[i] = tail;
+		/* the next touch far back moves every marker: their tasks lie anywhere in nodes, so
+		 * start loading them now, while the simulation runs until then (a third of touch's
+		 * time went to those loads: perf) */
+		for (unsigned i = 0; i < K; i++)
+			if (mark[i] != NONE)
+				__builtin_prefetch(&nodes[mark[i]]);
 		return lv;
 	}
 
@@ -182,7 +267,7 @@ private:
 		uint32_t level = 0;
 	};
 	std::vector<node> nodes;
-	addr_table<uint32_t> where; /* task -> its node */
+	addr_map<uint32_t> where; /* task -> its node */
 	std::vector<uint32_t> caps, mark; /* mark[i]: the caps[i]-th task of the list (NONE: fewer) */
 	uint32_t head = NONE, tail = NONE, size = 0;
 

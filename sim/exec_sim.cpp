@@ -115,7 +115,7 @@ struct sim_state {
 	sb_sim_line shared = {};   /* the shared line's account (sb_sim_shared_line) */
 	double shared_first = -1; /* when its first operation began */
 	/* the line each queued task was pushed on (see charge): its pop or steal pays there */
-	addr_table<placement> placed;
+	addr_map<placement> placed;
 	task_cache cache; /* how far back each task's memory lies (see touch) */
 	std::vector<double> cold_by_level; /* what loading a task costs at each of cache's levels */
 	bool cold_curve = false; /* the table gives cold_9 .. cold_22 (else cold beyond cold_after) */
