@@ -69,11 +69,13 @@ def row_config(d, r):
 
 
 def metrics_of(d):
+    """The table's columns: a load sweep's are fixed, then any the description adds ("metrics",
+    e.g. one job class's p99, so that a claim can name it)."""
     if "load" in d:
         return [{"title": "jobs/s", "column": "throughput", "format": RATE},
                 {"title": "p50", "column": "all.p50", "format": LAT},
                 {"title": "p99", "column": "all.p99", "format": LAT},
-                {"title": "p99.9", "column": "all.p999", "format": LAT}]
+                {"title": "p99.9", "column": "all.p999", "format": LAT}] + d.get("metrics", [])
     return d["metrics"]
 
 

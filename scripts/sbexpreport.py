@@ -168,7 +168,7 @@ def report(out, names, descs, update, allow_mixed=False):
     print(f"experiments: compared with {os.path.relpath(PAPER, ROOT)}/ in {os.path.join(out, 'vs-paper.md')}",
           file=sys.stderr)
     if update:
-        update_paper(out, names)
+        update_paper(out, names, descs)
     else:
         print(f"experiments: {os.path.relpath(PAPER, ROOT)}/ is unchanged (--update-paper, or make reproduce "
               f"UPDATE=1, replaces it)", file=sys.stderr)
@@ -299,7 +299,15 @@ def replot(names, descs, allow_mixed=False):
     return refused
 
 
-def update_paper(out, names):
+def simulated_sweep(d):
+    """A load sweep run under the simulator: its runs are deterministic (the same commit,
+    description and cost table give them back byte-identical, §4.11) and its tables and figures
+    are redrawn from runs.csv alone (replot), so results/paper/ keeps no run directories of it."""
+    args = d.get("common", [])
+    return "load" in d and any(a == "--executor" and b == "sim" for a, b in zip(args, args[1:]))
+
+
+def update_paper(out, names, descs):
     """Replace results/paper/<name>/ by the new one, one experiment at a time: the new directory is
     copied beside the old one first, so an interruption leaves the old or the new, never a mix."""
     for n in names:
@@ -308,6 +316,8 @@ def update_paper(out, names):
         shutil.rmtree(tmp, ignore_errors=True)
         shutil.copytree(src, tmp, ignore=shutil.ignore_patterns("*.pdf"))  # sbresults.COMMITTED says why
         pack_runs(tmp)
+        if simulated_sweep(descs[n]) and os.path.exists(os.path.join(tmp, RUNS_ARCHIVE)):
+            os.remove(os.path.join(tmp, RUNS_ARCHIVE))
         sbcollect.compress_rows(tmp)
         if os.path.exists(dst):
             os.rename(dst, old)
