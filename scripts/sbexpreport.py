@@ -211,8 +211,8 @@ def pack_runs(exp_dir):
     os.rename(tmp, os.path.join(exp_dir, RUNS_ARCHIVE))
     for r in runs:
         shutil.rmtree(os.path.join(exp_dir, r))
-    for dp, dirs, files in sorted(os.walk(exp_dir), reverse=True):  # the emptied parents (c0/, <policy>/)
-        if dp != exp_dir and not dirs and not files:
+    for dp, _, _ in os.walk(exp_dir, topdown=False):  # the emptied parents (c0/, <policy>/, <variant>/)
+        if dp != exp_dir and not os.listdir(dp):
             os.rmdir(dp)
 
 

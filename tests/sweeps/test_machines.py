@@ -178,7 +178,7 @@ def test_committed_rows_are_compressed_and_read_back(tmp):
         w.writerows(rows)
     want = sbcollect.read_rows(os.path.join(out, "ld", "runs.csv"))
     sbexpreport.PAPER = sbcompare.PAPER = paper
-    sbexpreport.update_paper(out, ["ld"])
+    sbexpreport.update_paper(out, ["ld"], {"ld": LD})
     committed = os.path.join(paper, "ld", "runs.csv")
     assert not os.path.exists(committed) and os.path.exists(committed + ".xz"), os.listdir(os.path.join(paper, "ld"))
     assert sbcollect.read_rows(committed) == want
@@ -235,9 +235,36 @@ def test_backfill_from_the_runs_archive(tmp):
         assert f.read() == before
 
 
+def test_simulated_load_sweep_keeps_its_rows_only(tmp):
+    """--update-paper packs a load sweep's run directories into runs.tar.xz, except a simulated
+    one's (its runs come back byte-identical from the same commit and cost table): that keeps
+    runs.csv.xz alone, from which replot redraws it."""
+    import sbcompare
+    import sbexpreport
+    paper = os.path.join(tmp, "paper")
+    os.makedirs(paper)
+    sbexpreport.PAPER = sbcompare.PAPER = paper
+    for name, common in (("nat", []), ("sim", ["--executor", "sim", "--sim-costs", "t.txt"])):
+        out = os.path.join(tmp, "out-" + name)
+        run = os.path.join(out, name, "v", "stealing", "rate-100-r1")
+        os.makedirs(run)
+        with open(os.path.join(run, "summary.json"), "w") as f:
+            f.write("{}")
+        with open(os.path.join(out, name, "runs.csv"), "w", newline="") as f:
+            w = csv.DictWriter(f, fieldnames=list(LD_ROWS[0]))
+            w.writeheader()
+            w.writerows(LD_ROWS)
+        sbexpreport.update_paper(out, [name], {name: {**LD, "name": name, "common": common}})
+        kept = sorted(os.listdir(os.path.join(paper, name)))
+        want = ["runs.csv.xz", "runs.tar.xz"] if name == "nat" else ["runs.csv.xz"]
+        assert kept == want, (name, kept)
+    assert sbexpreport.replot(["sim"], {"sim": {**LD, "name": "sim", "common": ["--executor", "sim"]}}) == []
+    assert os.path.exists(os.path.join(paper, "sim", "sweep_p99-v.png"))
+
+
 TESTS = [test_collect_refuses_two_machines, test_capacity_splits_machines, test_tables_and_figures_name_their_machine,
          test_load_sweep_redrawn_from_its_runs_csv, test_committed_rows_are_compressed_and_read_back,
-         test_validate_sim_names_commit_and_machine,
+         test_simulated_load_sweep_keeps_its_rows_only, test_validate_sim_names_commit_and_machine,
          test_backfill_from_the_runs_archive]
 
 if __name__ == "__main__":

@@ -312,7 +312,8 @@ def test_reproduce_leaves_paper_alone_and_compares(tmp):
     shutil.copytree(paper, fake)
     sbexpreport.PAPER = fake
     other = tree_digest(os.path.join(fake, "batch"))
-    sbexpreport.update_paper(out, ["placement"])
+    import sbexp
+    sbexpreport.update_paper(out, ["placement"], {"placement": sbexp.descriptions()["placement"]})
     # the same files, the runs packed into one archive that holds each run's files unchanged
     import tarfile
     packed = os.path.join(fake, "placement")
