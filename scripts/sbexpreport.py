@@ -148,11 +148,11 @@ def report(out, names, descs, update, allow_mixed=False):
             w.writerows(r for r in rd if r["experiment"] == n)
         print(f"\n== {n}: {d['question']}")
         machine = machines.one_machine(mine, n, allow_mixed)
-        print(write_tables(n, d, mine, exp_dir, machine))
+        print(write_tables(n, d, mine, exp_dir, made_on(d, machine)))
         if "load" in d:
             load_figures(exp_dir, d, mine, allow_mixed)
         else:
-            plot(n, d, mine, exp_dir, machine)
+            plot(n, d, mine, exp_dir, made_on(d, machine))
         vs.append(compare_with_paper(n, d, mine, machine))
         other = [r for r in rows if r["experiment"] == n + VS]
         if other:
@@ -283,7 +283,7 @@ def replot(names, descs, allow_mixed=False):
                   f"({machines.FLAG} draws it, marked MIXED)", file=sys.stderr)
             refused.append(n)
             continue
-        machine = machines.one_machine(rows, os.path.relpath(exp_dir, ROOT), allow_mixed)
+        machine = made_on(d, machines.one_machine(rows, os.path.relpath(exp_dir, ROOT), allow_mixed))
         for old in {*glob.glob(os.path.join(exp_dir, n + "*.png")), *glob.glob(os.path.join(exp_dir, n + "*.pdf")),
                     *glob.glob(os.path.join(exp_dir, "sweep_p99*"))}:
             os.remove(old)
@@ -299,12 +299,26 @@ def replot(names, descs, allow_mixed=False):
     return refused
 
 
+def simulated(d):
+    """The cost table a simulated experiment's runs charge ("" for a native one)."""
+    args = d.get("common", [])
+    if not any(a == "--executor" and b == "sim" for a, b in zip(args, args[1:])):
+        return ""
+    return next((b for a, b in zip(args, args[1:]) if a == "--sim-costs"), "the host's own cost table")
+
+
+def made_on(d, machine):
+    """A table's or figure's machine line: a simulated experiment's numbers are its cost table's
+    machine's, whatever host ran the simulator, so the line names the table first."""
+    costs = simulated(d)
+    return f"simulated with {os.path.basename(costs)}; run on {machine}" if costs else machine
+
+
 def simulated_sweep(d):
     """A load sweep run under the simulator: its runs are deterministic (the same commit,
     description and cost table give them back byte-identical, §4.11) and its tables and figures
     are redrawn from runs.csv alone (replot), so results/paper/ keeps no run directories of it."""
-    args = d.get("common", [])
-    return "load" in d and any(a == "--executor" and b == "sim" for a, b in zip(args, args[1:]))
+    return "load" in d and bool(simulated(d))
 
 
 def update_paper(out, names, descs):

@@ -260,6 +260,12 @@ def test_simulated_load_sweep_keeps_its_rows_only(tmp):
         assert kept == want, (name, kept)
     assert sbexpreport.replot(["sim"], {"sim": {**LD, "name": "sim", "common": ["--executor", "sim"]}}) == []
     assert os.path.exists(os.path.join(paper, "sim", "sweep_p99-v.png"))
+    # its table names the cost table before the host that ran it: the numbers are the table's
+    with open(os.path.join(paper, "sim", "table.md")) as f:
+        assert "machine: simulated with the host's own cost table; run on CPU A, 2 cores." in f.read()
+    assert sbexpreport.made_on({"common": ["--executor", "sim", "--sim-costs", "r/t.txt"]}, "M") == \
+        "simulated with t.txt; run on M"
+    assert sbexpreport.made_on({"common": []}, "M") == "M"
 
 
 TESTS = [test_collect_refuses_two_machines, test_capacity_splits_machines, test_tables_and_figures_name_their_machine,
