@@ -18,7 +18,8 @@
  *              preemption monitor asks. Tasks that touch storage are sticky (sticky_reads);
  *              bootstrap and exchange are not;
  *   commit     a pre-commit task; with commit_response=available a response task follows at
- *              once; with stored (jogasaki's default) the job takes a hold and registers with the
+ *              once (with direct_commit_callback the pre-commit task does the response's work
+ *              itself, jogasaki's experimental configuration::direct_commit_callback_); with stored (jogasaki's default) the job takes a hold and registers with the
  *              durability manager, and a durability-notification job, submitted every epoch_us
  *              by the workload's durability thread, answers every waiting commit whose epoch is
  *              covered: it spawns the response task into the commit job (with the
@@ -63,6 +64,7 @@ struct oltp_params {
 	bool sticky_reads;
 	double ltx_ratio;
 	int commit_response;
+	bool direct_commit_callback;
 	int64_t epoch_us;
 	int dist;
 	int64_t begin_ns, write_ns, point_ns, filter_ns, multi_ns, join_ns, aggregate_ns, scan_ns;
@@ -89,6 +91,8 @@ static const struct sb_param oltp_param_table[] = {
 	SB_PARAM_BOOL(P, sticky_reads, 1, "process tasks that read storage are sticky to their transaction (jogasaki)"),
 	SB_PARAM_DOUBLE(P, ltx_ratio, 0.1, 0, 1, "fraction of transactions that are LTX: begin waits for the next epoch"),
 	SB_PARAM_ENUM(P, commit_response, R_STORED, responses, "answer a commit when pre-committed or when durable (jogasaki default stored)"),
+	SB_PARAM_BOOL(P, direct_commit_callback, 0,
+		      "commit_response=available: the pre-commit task answers itself, no response task (jogasaki's experimental setting)"),
 	SB_PARAM_INT(P, epoch_us, 5000, 100, 10000000, "durability epoch: a notification job every this many us"),
 	SB_PARAM_ENUM(P, dist, WL_EXP, wl_dist_names, "distribution of every task cost around its mean"),
 	SB_PARAM_INT(P, begin_ns, 2000, 0, NS_MAX, "mean cost of the begin task"),
@@ -290,7 +294,12 @@ static enum sb_result precommit_task(struct sb_task *t)
 	struct oltp *o = oc->o;
 	sb_work_ns(t->u[0]);
 	if (o->p.commit_response == R_AVAILABLE) {
-		sb_spawn(wl_work(&o->cs, t->job, t->u[1], SB_TF_URGENT));
+		/* memo 000: the pre-commit callback schedules the response as a task, since it should
+		 * not do slow work such as sending; direct_commit_callback sends it from the callback */
+		if (o->p.direct_commit_callback)
+			sb_work_ns(t->u[1]);
+		else
+			sb_spawn(wl_work(&o->cs, t->job, t->u[1], SB_TF_URGENT));
 		return SB_DONE;
 	}
 	/* stored: the job stays open, without a task, until its epoch is durable */
@@ -406,6 +415,11 @@ static void oltp_stop(void *st);
 static int oltp_start(const struct wl_env *env, const void *params, void **state, char *err, size_t errlen)
 {
 	const struct oltp_params *p = params;
+	if (p->direct_commit_callback && p->commit_response != R_AVAILABLE) {
+		snprintf(err, errlen, "parameter 'direct_commit_callback': applies only with commit_response=available "
+				      "(a durable commit is answered by the durability notification)");
+		return -EINVAL;
+	}
 	if (p->statements_max && p->statements_max < p->statements) {
 		snprintf(err, errlen, "parameter 'statements_max': %lld is below statements (%lld); use 0 or a value >= statements",
 			 (long long)p->statements_max, (long long)p->statements);

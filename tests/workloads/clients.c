@@ -69,6 +69,7 @@ ParameterizedTestParameters(workloads, bad_params)
 {
 	static struct t_bad cases[] = {
 		{ "oltp", { "statements=5", "statements_max=3" }, "statements_max" },
+		{ "oltp", { "direct_commit_callback=true" }, "direct_commit_callback" }, /* with stored */
 		{ "oltp",
 		  { "mix_insert=0", "mix_point=0", "mix_filter=0", "mix_multi=0", "mix_join=0", "mix_aggregate=0", "mix_scan=0" },
 		  "mix_" },

@@ -39,4 +39,13 @@ ParameterizedTest(struct sb_tpol *pol, workloads, oltp, .timeout = 60)
 	cr_assert_eq(o.wl_class[commit], 30);
 	cr_assert_eq(o.arrived_early[begin], 30, "open loop: every begin carries its intended arrival (%llu of 30 do)",
 		     (unsigned long long)o.arrived_early[begin]);
+
+	/* the same, the pre-commit task answering itself (no response task): every commit ends */
+	static const char *const direct[] = { "clients=3", "commit_response=available", "direct_commit_callback=true",
+					      "rate=3000", "epoch_us=1000", "ltx_ratio=0", NULL };
+	t_workload(pol->name, wl, direct, 2, 30, &o);
+	t_reconcile("oltp available/direct", pol->name, &o);
+	cr_assert_eq(o.wl_class[begin], 30);
+	cr_assert_eq(o.wl_class[commit], 30);
+	cr_assert_eq(o.core_class[commit], 30, "every direct commit is torn down and recorded");
 }
