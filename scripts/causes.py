@@ -42,11 +42,11 @@ def values(runs, tag, fn):
     return [v for v in (fn(s, m) for s, m in runs.get(tag, {}).values()) if v is not None]
 
 
-def together(runs, fn):
-    """Per repetition, the median over the processes that ran at once (lifo-together1..K)."""
+def together(runs, fn, order="lifo"):
+    """Per repetition, the median over the processes that ran at once (<order>-together1..K)."""
     reps = {}
     for tag, by_rep in runs.items():
-        if re.fullmatch(r"lifo-together\d+", tag):
+        if re.fullmatch(order + r"-together\d+", tag):
             for r, (s, m) in by_rep.items():
                 v = fn(s, m)
                 if v is not None:
@@ -88,16 +88,18 @@ def main():
          "Medians over repetitions (min..max, n); the configurations of a group alternated in every "
          "repetition; comparisons by the interval rule (95% bootstrap intervals of the medians apart).", ""]
 
-    alone, wide = values(runs, "lifo-alone", per_call_ns), values(runs, "lifo-wide", per_call_ns)
-    tog, k = together(runs, per_call_ns)
-    if alone or tog or wide:
-        W = next((s["threads"] for s, m in runs.get("lifo-wide", {}).values()), k)
-        L += ["## forkjoin fib(24), stealing local_order=lifo: ns per fib call", "",
+    for order_ in ("lifo", "fifo"):
+        alone, wide = values(runs, f"{order_}-alone", per_call_ns), values(runs, f"{order_}-wide", per_call_ns)
+        tog, k = together(runs, per_call_ns, order_)
+        if not (alone or tog or wide):
+            continue
+        W = next((s["threads"] for s, m in runs.get(f"{order_}-wide", {}).values()), k)
+        L += [f"## forkjoin fib(24), stealing local_order={order_}: ns per fib call", "",
               "| configuration | ns per fib call | a worker's rate against one alone |", "|---|---|---|"]
         base = median_ci(alone)[0] if alone else None
-        for label, v, workers, tag in (("one 1-worker process alone", alone, 1, "lifo-alone"),
-                                       (f"{k} 1-worker processes at once (median process)", tog, 1, "lifo-together"),
-                                       (f"one {W}-worker process (wall time per call)", wide, W, "lifo-wide")):
+        for label, v, workers, tag in (("one 1-worker process alone", alone, 1, f"{order_}-alone"),
+                                       (f"{k} 1-worker processes at once (median process)", tog, 1, f"{order_}-together"),
+                                       (f"one {W}-worker process (wall time per call)", wide, W, f"{order_}-wide")):
             eff = f"{base / (median_ci(v)[0] * workers):.2f}" if v and base else "-"
             L.append(f"| {label} | {cell(v, tag, 'ns per call')} | {eff} |")
         L += ["", f"- processes at once against alone: {verdict('together', tog, 'alone', alone)}",

@@ -9,6 +9,9 @@
 #          once (nothing shared between them but the machine), one 16-worker process. If the
 #          independent processes lose what the 16 workers lose per worker, the loss is the
 #          machine's (clock, shared cache), not the scheduler's.
+#   fifo   the same with FIFO own queues (the default): each process holds its breadth-first
+#          frontier, so 16 at once share the last-level cache and the memory bus as 16 workers do,
+#          with no queue, line or steal between them.
 #   tiny   stealing and fifo at 4, 12 and 16 workers: with 4 producers, 12 workers fill the 16
 #          cores exactly; 16 workers put 20 threads on them.
 #   tinytry  tiny at 4 and 16 workers with the idle workers' try count changed: stealing with
@@ -20,18 +23,18 @@
 #          shipped and without the long statements (scan, join, aggregate, multi).
 # CAUSES_NEW (default build/carry/bin/schedbed), CAUSES_WIDE (16), CAUSES_TINY ("4 12 16": tiny's
 # worker counts), CAUSES_TINYTRY ("4 16": tinytry's), CAUSES_DURATION (0.5 s) and CAUSES_GROUPS
-# ("lifo tiny tinytry wake oltp") make a smaller slice.
+# ("lifo fifo tiny tinytry wake oltp") make a smaller slice.
 set -u
 [ $# -eq 2 ] || { echo "usage: causes.sh OUT REPS" >&2; exit 2; }
 root=$PWD
 SB=${CAUSES_NEW:-$root/build/carry/bin/schedbed}
 export LD_LIBRARY_PATH=$root/build/carry/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 W=${CAUSES_WIDE:-16}; TINY=${CAUSES_TINY:-4 12 16}; TINYTRY=${CAUSES_TINYTRY:-4 16}; D=${CAUSES_DURATION:-0.5}
-GROUPS_=${CAUSES_GROUPS:-lifo tiny tinytry wake oltp}
+GROUPS_=${CAUSES_GROUPS:-lifo fifo tiny tinytry wake oltp}
 [ -x "$SB" ] || { echo "causes.sh: $SB is missing (scripts/carry.sh pack)" >&2; exit 2; }
 out=$1; reps=$2
 for g in $GROUPS_; do
-	case $g in lifo | tiny | tinytry | wake | oltp) ;; *) echo "causes.sh: unknown group $g; valid groups are: lifo tiny tinytry wake oltp" >&2; exit 2 ;; esac
+	case $g in lifo | fifo | tiny | tinytry | wake | oltp) ;; *) echo "causes.sh: unknown group $g; valid groups are: lifo fifo tiny tinytry wake oltp" >&2; exit 2 ;; esac
 done
 mkdir -p "$out"
 start() { # tag args...: one run in the background; its exit status and seconds go to rc.txt
@@ -54,15 +57,15 @@ for r in $(seq 1 "$reps"); do
 	echo "causes: repetition $r of $reps ($SECONDS s)"
 	for g in $GROUPS_; do
 		case $g in
-		lifo)
+		lifo | fifo)
 			for c in $(alternate "$r" alone together wide); do
-				fj="--policy stealing --workload forkjoin --set local_order=lifo $(common "$r")"
+				fj="--policy stealing --workload forkjoin --set local_order=$g $(common "$r")"
 				case $c in
-				alone) one lifo-alone-r$r $fj --threads 1 ;;
+				alone) one $g-alone-r$r $fj --threads 1 ;;
 				together)
-					for k in $(seq 1 "$W"); do start lifo-together$k-r$r $fj --threads 1; done
+					for k in $(seq 1 "$W"); do start $g-together$k-r$r $fj --threads 1; done
 					wait ;;
-				wide) one lifo-wide-r$r $fj --threads "$W" ;;
+				wide) one $g-wide-r$r $fj --threads "$W" ;;
 				esac
 			done ;;
 		tiny)

@@ -25,7 +25,7 @@ SCHEDBED = os.path.join(ROOT, "build", "release", "schedbed")
 SH = os.path.join(ROOT, "scripts", "causes.sh")
 
 
-def run_slice(tmp, reps=3, groups="lifo tiny tinytry wake oltp"):
+def run_slice(tmp, reps=3, groups="lifo fifo tiny tinytry wake oltp"):
     out = os.path.join(tmp, "c")
     env = dict(os.environ, CAUSES_NEW=SCHEDBED, CAUSES_WIDE="2", CAUSES_TINY="1 2", CAUSES_TINYTRY="1 2",
                CAUSES_DURATION="0.05",
@@ -41,7 +41,8 @@ def test_every_configuration_alternated_and_the_table(tmp):
         done = [ln.split() for ln in f if ln.strip()]
     assert all(st in ("0", "3") for _, st, _ in done), done
     tags = [t for t, _, _ in done]
-    want = ["lifo-alone", "lifo-together1", "lifo-together2", "lifo-wide", "tiny-stealing-1", "tiny-fifo-1",
+    want = ["lifo-alone", "lifo-together1", "lifo-together2", "lifo-wide", "fifo-alone", "fifo-together1",
+            "fifo-together2", "fifo-wide", "tiny-stealing-1", "tiny-fifo-1",
             "tiny-stealing-2", "tiny-fifo-2", "tinytry-try1000-1", "tinytry-try10-1", "tinytry-try0-1",
             "tinytry-fifo-1", "tinytry-try1000-2", "tinytry-try10-2", "tinytry-try0-2", "tinytry-fifo-2", "wake-try1000", "wake-try100", "wake-try10", "wake-try0", "wake-busy",
             "wake-fifo", "oltp-serial-mix", "oltp-stealing-mix", "oltp-serial-short", "oltp-stealing-short"]
@@ -76,6 +77,10 @@ def test_every_configuration_alternated_and_the_table(tmp):
     assert "- 2 workers, try0 against try1000: " in md_ and "- fifo: " in md_, md_
     # the processes at once: one value per repetition (the median process), not one per process
     assert rows[("lifo-together", "ns per call")]["runs"] == "3", rows[("lifo-together", "ns per call")]
+    # the FIFO group is its own table: its processes ran FIFO own queues
+    assert rows[("fifo-together", "ns per call")]["runs"] == "3" and ("fifo-wide", "ns per call") in rows
+    assert json.load(open(os.path.join(out, "fifo-together1-r1", "meta.json")))["policy"]["params"]["local_order"] == "fifo"
+    assert "## forkjoin fib(24), stealing local_order=fifo" in open(os.path.join(out, "causes.md")).read()
     md = open(os.path.join(out, "causes.md")).read()
     verdicts = [ln.split(": ", 1)[1] for ln in md.splitlines() if ln.startswith("- ") and ": " in ln]
     assert verdicts and all(v == "no difference measured" or " < " in v or " > " in v or v == "not run"
@@ -95,7 +100,7 @@ def test_two_machines_and_bad_input_refused(tmp):
     p = subprocess.run(["bash", SH, os.path.join(tmp, "x"), "1"], capture_output=True, text=True, cwd=ROOT,
                        env=dict(os.environ, CAUSES_NEW=SCHEDBED, CAUSES_GROUPS="tiny nonsense", CAUSES_TINY="1",
                                 CAUSES_DURATION="0.05"))
-    assert p.returncode == 2 and "valid groups are: lifo tiny tinytry wake oltp" in p.stderr, p.stderr
+    assert p.returncode == 2 and "valid groups are: lifo fifo tiny tinytry wake oltp" in p.stderr, p.stderr
     assert not os.path.exists(os.path.join(tmp, "x")), os.listdir(os.path.join(tmp, "x"))  # nothing run
     p = subprocess.run(["bash", SH, os.path.join(tmp, "y"), "1"], capture_output=True, text=True, cwd=ROOT,
                        env=dict(os.environ, CAUSES_NEW=os.path.join(tmp, "nothing")))
