@@ -9,6 +9,11 @@
  *   spawn_many  the request thread itself spawns `length` tasks into one job (holding the job
  *               open while it does): submission from outside the pool.
  *   yield_many  16 tasks that each return SB_YIELD length/16 times: the re-submission path.
+ *   forward     memo 001's forwarded child: a producer makes `length` chunks one after another,
+ *               and its child, spawned first, consumes each chunk as it appears; a child that
+ *               finds nothing new re-registers itself as a conditional task (SB_TF_COND, then
+ *               SB_YIELD) until the last chunk. Where conditional tasks wait (the watcher, a
+ *               PTL) decides whether the two run side by side.
  * Each task spends work_ns of busy work. Classes are the pattern names. A client waits for each
  * job before the next unless `window` lets it keep more in flight: one-task chains (length 1)
  * from one client to a worker that never sleeps then measure what a job costs its creator and
@@ -20,8 +25,8 @@
 
 #include "common.h"
 
-enum { P_CHAIN, P_PINGPONG, P_SPAWN_MANY, P_YIELD_MANY };
-static const char *const patterns[] = { "chain", "pingpong", "spawn_many", "yield_many", NULL };
+enum { P_CHAIN, P_PINGPONG, P_SPAWN_MANY, P_YIELD_MANY, P_FORWARD };
+static const char *const patterns[] = { "chain", "pingpong", "spawn_many", "yield_many", "forward", NULL };
 
 struct micro_params {
 	int pattern;
@@ -34,8 +39,8 @@ struct micro_params {
 #define P struct micro_params
 static const struct sb_param micro_param_table[] = {
 	SB_PARAM_ENUM(P, pattern, P_CHAIN, patterns, "what each job does"),
-	SB_PARAM_INT(P, length, 10000, 1, 100000000, "tasks per job (yields per job for yield_many)"),
-	SB_PARAM_INT(P, work_ns, 0, 0, 1000000000, "busy work per task, ns"),
+	SB_PARAM_INT(P, length, 10000, 1, 100000000, "tasks per job (yields per job for yield_many, chunks for forward)"),
+	SB_PARAM_INT(P, work_ns, 0, 0, 1000000000, "busy work per task (per chunk made and per chunk used for forward), ns"),
 	SB_PARAM_INT(P, clients, 1, 1, 1024, "request threads, each running jobs back to back"),
 	SB_PARAM_INT(P, window, 1, 1, 1000000, "jobs a client keeps in flight at most (1: it waits for each)"),
 	SB_PARAM_END,
@@ -92,6 +97,46 @@ static enum sb_result yield_root(struct sb_task *t)
 	return SB_DONE;
 }
 
+/* forward: the child's state, in its own task, which lives until the last chunk is used: au[0] the
+ * chunks made (the producer's), u[1] the chunks used (the child's). */
+static bool forward_ready(struct sb_task *t)
+{
+	/* acquire: pairs with the producer's release store */
+	return atomic_load_explicit(&t->au[0], memory_order_acquire) > t->u[1];
+}
+
+static enum sb_result forward_child(struct sb_task *t)
+{
+	struct micro *m = t->job->arg;
+	/* acquire: pairs with the producer's release store; the chunks up to it are made */
+	uint64_t made = atomic_load_explicit(&t->au[0], memory_order_acquire);
+	for (; t->u[1] < made; t->u[1]++)
+		sb_work_ns((uint64_t)m->p.work_ns);
+	if (made == (uint64_t)m->p.length)
+		return SB_DONE;
+	/* nothing more yet: wait as a conditional task again (memo 001) */
+	t->flags |= SB_TF_COND;
+	return SB_YIELD;
+}
+
+static enum sb_result forward_producer(struct sb_task *t)
+{
+	struct micro *m = t->job->arg;
+	struct sb_task *child = wl_task(&m->cs, t->job, forward_child, NULL);
+	child->flags |= SB_TF_COND;
+	child->check = forward_ready;
+	atomic_init(&child->au[0], 0);
+	child->u[1] = 0;
+	sb_spawn(child);
+	/* the child ends only after the last store below, so it is alive for each of them */
+	for (uint64_t i = 1; i <= (uint64_t)m->p.length; i++) {
+		sb_work_ns((uint64_t)m->p.work_ns);
+		/* release: the chunk's work is done before the child sees it */
+		atomic_store_explicit(&child->au[0], i, memory_order_release);
+	}
+	return SB_DONE;
+}
+
 static void client(struct wl_client *c)
 {
 	struct micro *m = c->set->user;
@@ -115,6 +160,9 @@ static void client(struct wl_client *c)
 		case P_YIELD_MANY:
 			wl_client_submit(c, j, wl_task(&m->cs, j, yield_root, NULL), (uint64_t)m->p.length);
 			break;
+		case P_FORWARD:
+			wl_client_submit(c, j, wl_task(&m->cs, j, forward_producer, NULL), (uint64_t)m->p.length);
+			break;
 		default:
 			root = wl_task(&m->cs, j, step, NULL);
 			root->u[0] = (uint64_t)m->p.length;
@@ -137,9 +185,9 @@ static int micro_start(const struct wl_env *env, const void *params, void **stat
 	m->p = *(const struct micro_params *)params;
 	m->ring = calloc((size_t)(m->p.clients * m->p.window), sizeof *m->ring);
 	if (!m->ring) {
-		free(m);
 		snprintf(err, errlen, "out of memory for %lld windows of %lld jobs", (long long)m->p.clients,
 			 (long long)m->p.window);
+		free(m);
 		return -ENOMEM;
 	}
 	*state = m;
@@ -161,7 +209,7 @@ const struct sb_workload micro_workload = {
 	.counts = wl_state_counts,
 	.destroy = micro_destroy,
 	.name = "micro",
-	.description = "scheduler costs: spawn chains, cross-worker ping-pong, spawns from outside, yields",
+	.description = "scheduler costs: spawn chains, cross-worker ping-pong, spawns from outside, yields, a forwarded child",
 	.classes = patterns,
 	.params = micro_param_table,
 	.params_size = sizeof(struct micro_params),
