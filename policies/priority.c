@@ -22,7 +22,6 @@
  * unfinished (SB_YIELD, which DuckDB re-enqueues at once: here the job is what queues, so jobs
  * it may be waiting for get a turn) and, with yield_to_higher, when a handle of a higher level
  * is waiting, so a VIP job overtakes between two subtasks instead of after a whole job.
- *
  * Cancellation and the per-job state's lifetime: priority_job.c.
  *
  * Teardown and shutdown. A job's first teardown task goes to a front queue served before
