@@ -16,5 +16,9 @@ ParameterizedTest(struct sb_tpol *pol, workloads, micro, .timeout = 60)
 		t_workload(pol->name, "micro", sets, 12, 4, &o);
 		t_reconcile(patterns[i], pol->name, &o);
 		cr_assert_eq(o.wl_class[i], 4);
+		/* the forwarded child is spawned conditional: every job's is checked before it runs */
+		if (i == 4)
+			cr_assert_geq(o.core[SB_C_COND_CHECK], 4, "forward: %llu conditional checks for 4 jobs",
+				      (unsigned long long)o.core[SB_C_COND_CHECK]);
 	}
 }

@@ -40,12 +40,23 @@ ParameterizedTest(struct sb_tpol *pol, workloads, oltp, .timeout = 60)
 	cr_assert_eq(o.arrived_early[begin], 30, "open loop: every begin carries its intended arrival (%llu of 30 do)",
 		     (unsigned long long)o.arrived_early[begin]);
 
-	/* the same, the pre-commit task answering itself (no response task): every commit ends */
-	static const char *const direct[] = { "clients=3", "commit_response=available", "direct_commit_callback=true",
-					      "rate=3000", "epoch_us=1000", "ltx_ratio=0", NULL };
-	t_workload(pol->name, wl, direct, 2, 30, &o);
-	t_reconcile("oltp available/direct", pol->name, &o);
+	/* the pre-commit task answering itself (direct_commit_callback): every commit ends, and each
+	 * spawns no response task. Without scans (whose yields follow the clock) the same seed
+	 * spawns the same tasks but for the responses and the teardowns (which a teardown that
+	 * finds its job unfinished spawns again), so spawns less teardowns differ by the commits. */
+	static const char *const task[] = { "clients=3", "commit_response=available", "rate=3000", "epoch_us=1000",
+					    "ltx_ratio=0", "mix_scan=0", NULL };
+	static const char *const direct[] = { "clients=3", "commit_response=available", "rate=3000", "epoch_us=1000",
+					      "ltx_ratio=0", "mix_scan=0", "direct_commit_callback=true", NULL };
+	t_workload(pol->name, wl, task, 3, 30, &o);
+	t_reconcile("oltp available, response task", pol->name, &o);
+	int64_t with_task = (int64_t)(o.core[SB_C_SPAWN] - o.core[SB_C_TEARDOWN]);
+	t_workload(pol->name, wl, direct, 3, 30, &o);
+	t_reconcile("oltp available, direct", pol->name, &o);
 	cr_assert_eq(o.wl_class[begin], 30);
 	cr_assert_eq(o.wl_class[commit], 30);
 	cr_assert_eq(o.core_class[commit], 30, "every direct commit is torn down and recorded");
+	int64_t direct_ = (int64_t)(o.core[SB_C_SPAWN] - o.core[SB_C_TEARDOWN]);
+	cr_assert_eq(with_task - direct_, 30, "a direct commit spawns no response task: %lld spawns (less teardowns) "
+		     "with the task, %lld without", (long long)with_task, (long long)direct_);
 }
