@@ -332,6 +332,12 @@ bool sb_job_wait(struct sb_job *j)
 		sb_tok_flush(tc);
 		if (tc->serial.len)
 			continue;
+		/* DuckDB's external threads (memo 002): the policy may give the waiter a task to run */
+		struct sb_task *t = sb_policy_help(tc);
+		if (t) {
+			sb_run(tc, t, false);
+			continue;
+		}
 		f = atomic_fetch_or_explicit(&j->flags, SB_JF_WAITERS, memory_order_acquire);
 		if (f & SB_JF_DONE)
 			return true;

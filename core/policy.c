@@ -43,14 +43,16 @@ static inline void chaos(struct sb_rt *rt)
 static SB_COLD struct sb_task *check_returned(struct sb_rt *rt, struct sb_task *t, unsigned self, const char *op)
 {
 	if (t->flags & SB_TF_MARKER) {
-		sb_fail(rt, "policy %s returned its own marker entry from %s to worker %u", rt->ops->name, op, self);
+		sb_fail(rt, "policy %s returned its own marker entry from %s to %s %u", rt->ops->name, op,
+			strcmp(op, "help") ? "worker" : "thread", self);
 		return NULL;
 	}
 	uint32_t cs = atomic_load_explicit(&t->cstate, memory_order_relaxed);
 	if (cs != SB_CS_QUEUED) {
 		sb_fail(rt, "invariant 'each task runs exactly once' violated: policy %s returned task %llu of job "
-			"%llu from %s to worker %u in state %u (expected queued)", rt->ops->name,
-			(unsigned long long)t->seq, (unsigned long long)t->job->id, op, self, cs);
+			"%llu from %s to %s %u in state %u (expected queued)", rt->ops->name,
+			(unsigned long long)t->seq, (unsigned long long)t->job->id, op,
+			strcmp(op, "help") ? "worker" : "thread", self, cs);
 		return NULL; /* running it would corrupt the job's accounting; the run has failed */
 	}
 	return t;
@@ -218,6 +220,21 @@ struct sb_task *sb_policy_idle(struct sb_rt *rt, unsigned self, struct sb_idle *
 		return NULL;
 	chaos(rt);
 	return checked(rt, rt->ops->idle(rt->pstate, self, out), self, "idle");
+}
+
+/* A waiting request thread's call, off every worker's path. Only a task found is charged: an
+ * empty look comes just before a park, whose cost a virtual executor charges anyway, and a
+ * policy without external threads then costs the simulated run nothing. */
+struct sb_task *sb_policy_help(struct sb_thread *tc)
+{
+	struct sb_rt *rt = tc->rt;
+	if (!rt->ops->help)
+		return NULL;
+	chaos(rt);
+	struct sb_task *t = rt->ops->help(rt->pstate, tc);
+	if (t)
+		sb_exec_charge(SB_COST_POP, -1, tc->worker, t);
+	return checked(rt, t, tc->id, "help");
 }
 
 void sb_policy_job_start(struct sb_thread *tc, struct sb_job *j)

@@ -128,6 +128,14 @@ struct sb_policy_ops {
 	 * yield = false, max_suspend_us = 0). NULL: the core's idle path alone.
 	 */
 	struct sb_task *(*idle)(void *state, unsigned self, struct sb_idle *out);
+	/*
+	 * A thread that is not a worker (a request thread) waits in sb_job_wait() for a job: a
+	 * task it may run meanwhile, or NULL (DuckDB's external threads, memo 002: the thread that
+	 * runs a query executes that query's tasks while it waits). Any non-worker thread, at any
+	 * time; the core runs the task at once on `caller` and asks again before it parks. NULL:
+	 * waiting threads only wait.
+	 */
+	struct sb_task *(*help)(void *state, struct sb_thread *caller);
 
 	/* Approximate number of runnable tasks queued for worker `w` (w = -1: queues not owned by
 	 * any worker). Any thread, any time; may be stale. NULL: unknown (reported as 0). */

@@ -293,6 +293,7 @@ struct sb_task *sb_policy_pop(struct sb_rt *rt, unsigned self);
 struct sb_task *sb_policy_steal(struct sb_rt *rt, unsigned self);
 bool sb_policy_can_steal(const struct sb_rt *rt);
 struct sb_task *sb_policy_idle(struct sb_rt *rt, unsigned self, struct sb_idle *out);
+struct sb_task *sb_policy_help(struct sb_thread *tc); /* a waiting non-worker's task, or NULL */
 void sb_policy_job_start(struct sb_thread *tc, struct sb_job *j);
 void sb_policy_job_end(struct sb_rt *rt, struct sb_job *j);
 void sb_policy_job_cancel(struct sb_rt *rt, struct sb_job *j);

@@ -43,6 +43,10 @@
  * every resize_every jobs the thread count alternates between thread_count and N, and only
  * workers [0, active) claim; global_threads.c has it, with the idle step.
  *
+ * external_threads=true (DuckDB's external threads, which count toward its thread total): a
+ * request thread waiting for its job runs tasks from its own producer queue until none is left
+ * there (global_threads.c).
+ *
  * Invariants. A queued task is in exactly one place, one queue or one worker's buffer, and is
  * handed out once; each queue is FIFO in claim order (with a single consumer that is submission
  * order per producer); every buffered task is counted in queued(worker).
@@ -72,6 +76,8 @@ static const struct sb_param global_param_table[] = {
 	SB_PARAM_INT(P, threads_low, 0, 0, 1023,
 		     "DuckDB's SET threads at run time: alternate between thread_count and this many; 0: never"),
 	SB_PARAM_INT(P, resize_every, 10000, 100, 1000000000, "jobs between two changes of the thread count"),
+	SB_PARAM_BOOL(P, external_threads, 0, "a request thread waiting for its job runs tasks from its own "
+		      "producer queue (DuckDB's external threads); needs producer_tokens"),
 	SB_PARAM_END,
 };
 #undef P
@@ -95,6 +101,13 @@ static int global_create(struct sb_rt *rt, const void *params, void **state, cha
 	if (p->threads_low && (unsigned)p->threads_low >= g->nworkers) {
 		int r = sb_policy_error(err, errlen, -EINVAL, "threads_low=%lld: must be below thread_count (%u), "
 					"or 0 for a fixed count", (long long)p->threads_low, g->nworkers);
+		global_destroy(g);
+		return r;
+	}
+	if (p->external_threads && (!p->producer_tokens || p->claim_lock_ns)) {
+		int r = sb_policy_error(err, errlen, -EINVAL, "external_threads=true needs producer_tokens=true and "
+					"claim_lock_ns=0 (a waiting thread takes from its own producer queue, "
+					"outside the claim lock)");
 		global_destroy(g);
 		return r;
 	}
@@ -272,6 +285,7 @@ const struct sb_policy_ops global_ops = {
 	.job_start = global_job_start,
 	.pop = global_pop,
 	.idle = global_idle,
+	.help = global_help,
 	.queued = global_queued,
 	.stats = global_stats,
 	.name = "global",

@@ -16,6 +16,7 @@ struct global_params {
 	int64_t claim_lock_ns;
 	int64_t threads_low;
 	int64_t resize_every;
+	bool external_threads;
 };
 
 /*
@@ -62,9 +63,11 @@ struct global {
 /* global.c */
 size_t global_queued(void *st, int w);
 
-/* global_threads.c: threads_low, the thread count changed at run time, and the idle step */
+/* global_threads.c: threads_low, the thread count changed at run time, the idle step, and the
+ * external threads */
 void global_job_start(void *st, struct sb_job *j, struct sb_thread *caller);
 bool global_may_claim(struct global *g, unsigned self);
 struct sb_task *global_idle(void *st, unsigned self, struct sb_idle *out);
+struct sb_task *global_help(void *st, struct sb_thread *caller);
 
 #endif

@@ -98,6 +98,8 @@ static const struct bad_case bad_cases[] = {
 	{ "", { RUN, "--jobs", "5", "--jobs", "6" }, "'--jobs 5' and '--jobs 6' give one parameter two values" },
 	{ "", { "run", "--policy", "global", "--workload", "micro", "--jobs", "5", "--threads", "2", "--set",
 		"threads_low=2" }, "threads_low=2: must be below thread_count (2)" },
+	{ "", { "run", "--policy", "global", "--workload", "micro", "--jobs", "5", "--set", "external_threads=true" },
+	  "external_threads=true needs producer_tokens=true" },
 	/* --policy and --workload twice: refused like a parameter given twice */
 	{ "", { "run", "--policy", "stealing", "--policy", "serial", "--workload", "micro" },
 	  "'--policy stealing' and '--policy serial' give two values" },

@@ -92,6 +92,53 @@ Test(global, producer_beyond_table_uses_shared_queue, .timeout = 30)
 	t_done(rt);
 }
 
+/* ---- global: external threads (memo 002) ---- */
+
+#define EX_LEAVES 100
+static _Atomic uint32_t ex_hits[EX_LEAVES + 1];
+static _Atomic uint32_t ex_on_worker;
+
+/* u[0]: 0 the root, else a leaf's index */
+static enum sb_result ex_task(struct sb_task *t)
+{
+	atomic_fetch_add(&ex_hits[t->u[0]], 1);
+	if (sb_self_worker() >= 0)
+		atomic_fetch_add(&ex_on_worker, 1);
+	if (t->u[0] == 0)
+		for (unsigned i = 1; i <= EX_LEAVES; i++)
+			sb_spawn(task_u(t->job, ex_task, i, 0));
+	return SB_DONE;
+}
+
+/*
+ * The only worker is held by a gate while the test thread submits a job of a root and 100
+ * leaves and waits for it: with external_threads the waiting thread runs every task of the job
+ * itself (once each, none on the worker) and the wait returns while the gate is still shut.
+ * Without it the job could not end before the gate opens.
+ */
+Test(global, external_thread_runs_its_own_job, .timeout = 30)
+{
+	gates_reset();
+	memset(ex_hits, 0, sizeof ex_hits);
+	atomic_store(&ex_on_worker, 0);
+	static const char *const sets[] = { "producer_tokens=true", "external_threads=true", NULL };
+	struct sb_rt *rt = t_rt("global", 1, sets);
+	sb_thread_attach(rt);
+	struct sb_job *gate = submit_gate(rt, (struct jspec){ 0 }, 0, -1);
+	wait_started(rt, 0);
+	wait_put(rt, submit(rt, (struct jspec){ 0 }, ex_task, 0, 0));
+	cr_assert_eq(atomic_load(&gate_open[0]), 0, "the job ended while the worker was held");
+	for (unsigned i = 0; i <= EX_LEAVES; i++)
+		cr_assert_eq(atomic_load(&ex_hits[i]), 1, "task %u ran %u times", i, atomic_load(&ex_hits[i]));
+	cr_assert_eq(atomic_load(&ex_on_worker), 0);
+	cr_assert_geq(core_count(rt, SB_C_RUN, false) - core_count(rt, SB_C_RUN, true), 1 + EX_LEAVES,
+		      "the tasks count as run by a thread that is not a worker");
+	atomic_store(&gate_open[0], 1);
+	wait_put(rt, gate);
+	sb_thread_detach();
+	t_done(rt);
+}
+
 /* ---- global: batch acquisition (memo 003) ---- */
 
 #define BA_CLIENTS 2
