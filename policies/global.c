@@ -12,15 +12,12 @@
  * Algorithm. Every thread pushes to one unbounded lock-free MPMC queue (sb_fifo, in place of
  * DuckDB's moodycamel ConcurrentQueue, which is unbounded too) and every worker pops from it.
  *
- * producer_tokens=true: each submitting thread gets a sub-queue of its own, indexed by its
- * attach id (sb_thread_id: small, dense, stable), so one producer's tasks stay FIFO among
- * themselves, as with DuckDB's producer tokens. The table has producer_slots entries made at
- * create, so a sub-queue never has to come into existence on the submit path (no allocation,
- * no lock); a thread whose id is beyond the table uses the shared queue instead, counted as
- * token_fallbacks. A task that comes back (yield, resume) joins the sub-queue of the thread
- * that re-submits it. Consumers visit the shared queue and the sub-queues in use round robin,
- * each worker from its own position, and move past a queue after claiming from it, so a busy
- * producer cannot starve the others.
+ * producer_tokens=true: each submitting thread gets a sub-queue of its own, so one producer's
+ * tasks stay FIFO among themselves, as with DuckDB's producer tokens; token_scope=job makes the
+ * token the job's (a DuckDB query's), and external_threads lets a waiting request thread run
+ * what its token queued: global_tokens.c has all three. Consumers visit the shared queue and
+ * the sub-queues in use round robin, each worker from its own position, and move past a queue
+ * after claiming from it, so a busy producer cannot starve the others.
  *
  * batch=N (Quartz's batchTriggerAcquisitionMaxCount, default 1): a worker claims up to N
  * tasks with one CAS (sb_fifo_pop_batch) into a private buffer and hands them out one per pop
@@ -42,10 +39,6 @@
  * threads_low=N (DuckDB's SET threads at run time; 0, the default, keeps the count fixed):
  * every resize_every jobs the thread count alternates between thread_count and N, and only
  * workers [0, active) claim; global_threads.c has it, with the idle step.
- *
- * external_threads=true (DuckDB's external threads, which count toward its thread total): a
- * request thread waiting for its job runs tasks from its own producer queue until none is left
- * there (global_threads.c).
  *
  * Invariants. A queued task is in exactly one place, one queue or one worker's buffer, and is
  * handed out once; each queue is FIFO in claim order (with a single consumer that is submission
@@ -76,6 +69,8 @@ static const struct sb_param global_param_table[] = {
 	SB_PARAM_INT(P, threads_low, 0, 0, 1023,
 		     "DuckDB's SET threads at run time: alternate between thread_count and this many; 0: never"),
 	SB_PARAM_INT(P, resize_every, 10000, 100, 1000000000, "jobs between two changes of the thread count"),
+	SB_PARAM_ENUM(P, token_scope, GLOBAL_TOKEN_THREAD, global_token_scopes,
+		      "whose producer token a task uses: its submitting thread's, or its job's (a DuckDB query's)"),
 	SB_PARAM_BOOL(P, external_threads, 0, "a request thread waiting for its job runs tasks from its own "
 		      "producer queue (DuckDB's external threads); needs producer_tokens"),
 	SB_PARAM_END,
@@ -101,6 +96,11 @@ static int global_create(struct sb_rt *rt, const void *params, void **state, cha
 	if (p->threads_low && (unsigned)p->threads_low >= g->nworkers) {
 		int r = sb_policy_error(err, errlen, -EINVAL, "threads_low=%lld: must be below thread_count (%u), "
 					"or 0 for a fixed count", (long long)p->threads_low, g->nworkers);
+		global_destroy(g);
+		return r;
+	}
+	if (p->token_scope == GLOBAL_TOKEN_JOB && !p->producer_tokens) {
+		int r = sb_policy_error(err, errlen, -EINVAL, "token_scope=job needs producer_tokens=true");
 		global_destroy(g);
 		return r;
 	}
@@ -146,36 +146,12 @@ static void global_destroy(void *st)
 	free(g);
 }
 
-/* The caller's own sub-queue, or the shared one when its id is beyond the table. */
-static struct sb_fifo *token_queue(struct global *g, struct sb_thread *caller)
-{
-	unsigned id = sb_thread_id(caller);
-	if (id + 1 >= g->nq) {
-		atomic_fetch_add_explicit(&g->nr_fallback, 1, memory_order_relaxed);
-		return &g->q[0];
-	}
-	/*
-	 * Make the consumers' scan cover q[id + 1]. Relaxed: a consumer that reads an old span
-	 * only skips this queue for one scan. The case that matters, a worker about to suspend,
-	 * is covered by the core's wake protocol: this store comes before our push and the
-	 * core's barrier (P) after it, and the worker's re-check pop comes after its barrier (W),
-	 * so either the re-check sees span and task, or we see the worker asleep and wake one.
-	 */
-	unsigned span = atomic_load_explicit(&g->span, memory_order_relaxed);
-	/* a failed CAS means another producer raised span; span only grows, so this ends */
-	while (span < id + 2 &&
-	       !atomic_compare_exchange_weak_explicit(&g->span, &span, id + 2, memory_order_relaxed,
-						      memory_order_relaxed))
-		;
-	return &g->q[id + 1];
-}
-
 static int global_submit(void *st, struct sb_thread *caller, struct sb_task *t)
 {
 	struct global *g = st;
 	if (t->flags & SB_TF_COND)
 		return SB_TO_WATCHER;
-	struct sb_fifo *q = g->p.producer_tokens ? token_queue(g, caller) : &g->q[0];
+	struct sb_fifo *q = g->p.producer_tokens ? global_token_queue(g, caller, t) : &g->q[0];
 	sb_fifo_push(q, t);
 	return SB_TO_ANY;
 }
@@ -276,6 +252,12 @@ static void global_stats(void *st, sb_stat_emit_fn emit, void *ctx)
 		emit(ctx, "relaunches", (double)atomic_load_explicit(&g->nr_relaunch, memory_order_relaxed));
 		emit(ctx, "active_threads", (double)atomic_load_explicit(&g->active, memory_order_relaxed));
 	}
+}
+
+static void global_job_start(void *st, struct sb_job *j, struct sb_thread *caller)
+{
+	global_token_job_start(st, j, caller);
+	global_threads_job_start(st);
 }
 
 const struct sb_policy_ops global_ops = {

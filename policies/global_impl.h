@@ -16,8 +16,12 @@ struct global_params {
 	int64_t claim_lock_ns;
 	int64_t threads_low;
 	int64_t resize_every;
+	int token_scope;
 	bool external_threads;
 };
+
+enum { GLOBAL_TOKEN_THREAD, GLOBAL_TOKEN_JOB };
+extern const char *const global_token_scopes[];
 
 /*
  * Per worker, written by its owner only. buf/head/n/pos are private; nbuf and the two
@@ -63,11 +67,14 @@ struct global {
 /* global.c */
 size_t global_queued(void *st, int w);
 
-/* global_threads.c: threads_low, the thread count changed at run time, the idle step, and the
- * external threads */
-void global_job_start(void *st, struct sb_job *j, struct sb_thread *caller);
+/* global_threads.c: threads_low, the thread count changed at run time, and the idle step */
+void global_threads_job_start(struct global *g);
 bool global_may_claim(struct global *g, unsigned self);
 struct sb_task *global_idle(void *st, unsigned self, struct sb_idle *out);
+
+/* global_tokens.c: producer tokens, per thread or per job, and the external threads */
+struct sb_fifo *global_token_queue(struct global *g, struct sb_thread *caller, const struct sb_task *t);
+void global_token_job_start(struct global *g, struct sb_job *j, struct sb_thread *caller);
 struct sb_task *global_help(void *st, struct sb_thread *caller);
 
 #endif

@@ -1,8 +1,7 @@
 /*
- * global_threads.c - `global`'s threads beyond its fixed pool (memo 002; global.c has the queues
- * and claims): DuckDB's SET threads at run time (the job-count schedule, the stop and relaunch of
- * a shrink, who may claim), the idle step (which also keeps a waiter for the claim lock awake, see
- * global.c), and DuckDB's external threads.
+ * global_threads.c - `global`'s run-time thread count, DuckDB's SET threads (memo 002; global.c
+ * has the queues and claims): the job-count schedule, the stop and relaunch of a shrink, who may
+ * claim, and the idle step (which also keeps a waiter for the claim lock awake, see global.c).
  *
  * Owns. The thread count (active, target, gen) and each worker's acknowledgement of a shrink
  * (seen_gen), kept in struct global (global_impl.h).
@@ -20,15 +19,6 @@
  * wake-up on to a sleeping worker below `active` (idle: out->wake), so a task never waits on an
  * inactive worker while an active one sleeps, and it suspends at once (out->suspend_now) instead of
  * polling.
- *
- * external_threads=true: DuckDB counts the thread that embeds it toward its thread total, and
- * that thread, waiting for its query, executes the query's tasks (those scheduled with the
- * query's producer token) instead of sleeping. Here a request thread in sb_job_wait takes tasks
- * from its own producer queue q[1 + id], one pop at a time, until it is empty or the job has
- * ended; then it parks as usual. Its submissions still wake a worker (the core's SB_TO_ANY), as
- * DuckDB's ScheduleTask signals its semaphore, so the two race for the task and the loser finds
- * nothing. A token is per thread here, per query there: tasks a worker spawns go to the worker's
- * queue, so the waiter runs what it submitted itself and what those tasks spawn while it runs them.
  *
  * Invariants. With threads_low, a worker at or beyond `active` claims nothing (its buffer, claimed
  * before the change, is still run). The stop of a shrink is DuckDB's, not a barrier: a claim that
@@ -48,11 +38,8 @@
  * grow. One thread reaches each boundary (the fetch_add), and resize_every >= 100 keeps two
  * boundaries from overlapping in practice; if they did, the later target would simply win.
  */
-void global_job_start(void *st, struct sb_job *j, struct sb_thread *caller)
+void global_threads_job_start(struct global *g)
 {
-	(void)j;
-	(void)caller;
-	struct global *g = st;
 	if (!g->p.threads_low)
 		return;
 	/* relaxed: a count; only its value matters */
@@ -172,14 +159,4 @@ struct sb_task *global_idle(void *st, unsigned self, struct sb_idle *out)
 	if (g->p.claim_lock_ns && global_queued(g, -1))
 		out->stay_awake = out->yield = true;
 	return NULL;
-}
-
-/* A waiting request thread's task from its own producer queue (external_threads), or NULL. */
-struct sb_task *global_help(void *st, struct sb_thread *caller)
-{
-	struct global *g = st;
-	unsigned id = sb_thread_id(caller);
-	if (!g->p.external_threads || id + 1 >= g->nq)
-		return NULL;
-	return sb_fifo_pop(&g->q[id + 1]);
 }

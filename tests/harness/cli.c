@@ -100,6 +100,10 @@ static const struct bad_case bad_cases[] = {
 		"threads_low=2" }, "threads_low=2: must be below thread_count (2)" },
 	{ "", { "run", "--policy", "global", "--workload", "micro", "--jobs", "5", "--set", "external_threads=true" },
 	  "external_threads=true needs producer_tokens=true" },
+	{ "", { "run", "--policy", "global", "--workload", "micro", "--jobs", "5", "--set", "token_scope=job" },
+	  "token_scope=job needs producer_tokens=true" },
+	{ "", { "run", "--policy", "global", "--workload", "micro", "--set", "token_scope=query" },
+	  "valid choices are thread|job" },
 	/* --policy and --workload twice: refused like a parameter given twice */
 	{ "", { "run", "--policy", "stealing", "--policy", "serial", "--workload", "micro" },
 	  "'--policy stealing' and '--policy serial' give two values" },

@@ -139,6 +139,51 @@ Test(global, external_thread_runs_its_own_job, .timeout = 30)
 	t_done(rt);
 }
 
+/* u[0]: 0 the root (on the worker: spawns the leaves, then holds the worker until the last leaf
+ * opens gate 1), else a leaf */
+static enum sb_result jt_task(struct sb_task *t)
+{
+	if (t->u[0]) {
+		if (atomic_fetch_add(&ex_hits[t->u[0]], 1) == 0 && sb_self_worker() >= 0)
+			atomic_fetch_add(&ex_on_worker, 1);
+		if (atomic_fetch_add(&ex_hits[0], 1) + 1 == EX_LEAVES)
+			atomic_store(&gate_open[1], 1);
+		return SB_DONE;
+	}
+	for (unsigned i = 1; i <= EX_LEAVES; i++)
+		sb_spawn(task_u(t->job, jt_task, i, 0));
+	atomic_store(&gate_started[1], 1);
+	while (!atomic_load(&gate_open[1]))
+		sched_yield();
+	return SB_DONE;
+}
+
+/*
+ * token_scope=job: the tasks a worker spawns join the job's token, the queue of the thread that
+ * submitted the job, so that thread, waiting, runs them. The root runs on the only worker,
+ * spawns 100 leaves and holds the worker until the last leaf has run: only the waiting thread
+ * can run them (with per-thread tokens they would sit in the worker's own queue and the wait
+ * would never end).
+ */
+Test(global, job_token_lets_the_waiter_run_what_a_worker_spawned, .timeout = 30)
+{
+	gates_reset();
+	memset(ex_hits, 0, sizeof ex_hits);
+	atomic_store(&ex_on_worker, 0);
+	static const char *const sets[] = { "producer_tokens=true", "token_scope=job", "external_threads=true", NULL };
+	struct sb_rt *rt = t_rt("global", 1, sets);
+	sb_thread_attach(rt);
+	struct sb_job *j = submit(rt, (struct jspec){ 0 }, jt_task, 0, 0);
+	wait_started(rt, 1); /* the root is on the worker, its leaves queued */
+	wait_put(rt, j);
+	cr_assert_eq(atomic_load(&ex_hits[0]), EX_LEAVES);
+	for (unsigned i = 1; i <= EX_LEAVES; i++)
+		cr_assert_eq(atomic_load(&ex_hits[i]), 1, "leaf %u ran %u times", i, atomic_load(&ex_hits[i]));
+	cr_assert_eq(atomic_load(&ex_on_worker), 0, "a leaf ran on the held worker");
+	sb_thread_detach();
+	t_done(rt);
+}
+
 /* ---- global: batch acquisition (memo 003) ---- */
 
 #define BA_CLIENTS 2

@@ -35,7 +35,8 @@ POLICY_VARIANTS = {
     "distribution": [[], ["distributor=dedicated"]],
     "lanes": [["lane_budget=2"]],
     "txslot": [[]],
-    "global": [[], ["producer_tokens=true", "batch=8"], ["producer_tokens=true", "external_threads=true"], ["batch=4", "claim_lock_ns=2000"], ["threads_low=1", "resize_every=100"]],
+    "global": [[], ["producer_tokens=true", "batch=8"], ["producer_tokens=true", "external_threads=true"],
+               ["producer_tokens=true", "token_scope=job", "external_threads=true"], ["batch=4", "claim_lock_ns=2000"], ["threads_low=1", "resize_every=100"]],
     "priority": [[], ["concurrency=1"]],
 }
 
