@@ -103,7 +103,9 @@ def plot(name, d, rows, out, machine):
                 ax.barh(y, med, xerr=err, color="#4c72b0", alpha=0.85, ecolor="black", capsize=2)
                 scale = m.get("scale", "linear")
                 ax.set_xscale(scale)
-                ax.set_xlabel(xlabel + (", log scale" if scale == "log" else ""))
+                # wrapped, "log scale" on a line of its own: half-page panels side by side would
+                # run their labels together
+                ax.set_xlabel(textwrap.fill(xlabel, 32) + ("\nlog scale" if scale == "log" else ""))
                 if m["format"] == RATE and scale == "linear":
                     eng_axis(ax.xaxis)
                 elif scale == "log":

@@ -46,13 +46,16 @@ def eng_axis(axis):
 
 def log_ticks(axis):
     """Tick labels on a log axis (ax.xaxis) that do not run into each other: 1, 2 and 5 times each
-    power of ten where the data span less than two decades (matplotlib's own minor labels, 2x10^1
-    3x10^1 4x10^1, then overlap), the powers alone beyond, as plain numbers (20, 5k)."""
+    power of ten where the data span little more than a decade (matplotlib's own minor labels,
+    2x10^1 3x10^1 4x10^1, then overlap), 1 and 3 times up to two decades (1, 2 and 5 there put
+    "100200" on a half-page panel), the powers alone beyond, as plain numbers (20, 5k)."""
     from matplotlib.ticker import EngFormatter, FuncFormatter, LogLocator, NullFormatter
     axis.axes.autoscale_view()
     lo, hi = sorted(axis.get_view_interval())
     eng = EngFormatter(sep="")
-    axis.set_major_locator(LogLocator(subs=(1.0, 2.0, 5.0) if lo > 0 and hi / lo < 100 else (1.0,)))
+    span = hi / lo if lo > 0 else float("inf")
+    subs = (1.0, 2.0, 5.0) if span < 20 else (1.0, 3.0) if span < 100 else (1.0,)
+    axis.set_major_locator(LogLocator(subs=subs))
     axis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}" if v < 1000 else eng(v)))
     axis.set_minor_formatter(NullFormatter())
 
