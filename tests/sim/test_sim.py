@@ -534,6 +534,44 @@ def busy_pause(sb, tmp):
           f"busy_pause: the same work gets done ({jobs['0']} and {jobs['10000']} jobs)")
 
 
+def external_threads(sb, tmp):
+    # DuckDB's external threads (global's help op): in virtual time too the waiting request
+    # thread runs its own job, so a sparse arrival pays no worker's wake-up; a helper's pops are
+    # charged and replay like everything else; with job tokens the waiter also runs tasks that
+    # workers spawned (fork-join), and every task still runs once
+    res = {}
+    for name, sets in (("sleeps", []), ("helps", ["external_threads=true"]), ("helps2", ["external_threads=true"])):
+        out = os.path.join(tmp, "external-" + name)
+        args = ["--policy", "global", "--workload", "wake", "--threads", "2", "-d", "0.5", "--warmup", "0.05",
+                "--set", "producer_tokens=true"]
+        for x in sets:
+            args += ["--set", x]
+        p = run(sb, args, out)
+        check(p.returncode == 0, f"external {name}: exits 0 ({p.returncode}: {p.stderr.strip()[:300]})")
+        if p.returncode:
+            return
+        s = summary(out)
+        res[name] = {"p50": s["classes"]["from_request"]["p50"], "other": s["counters"]["other"]["tasks"],
+                     "tasks": s["counters"]["total"]["tasks"], "rows": read(os.path.join(out, "jobs.csv"))}
+    h, z = res["helps"], res["sleeps"]
+    check(z["other"] == 0 and h["other"] > 0.5 * h["tasks"],
+          f"external: the waiting thread runs most tasks ({h['other']} of {h['tasks']}; without: {z['other']})")
+    check(h["p50"] < z["p50"], f"external: a request's median without a worker's wake-up ({z['p50']} -> {h['p50']} ns)")
+    check(h["rows"] == res["helps2"]["rows"], "external: one seed, the same jobs")
+    out = os.path.join(tmp, "external-fj")
+    p = run(sb, ["--policy", "global", "--workload", "forkjoin", "--threads", "2", "-n", "8", "--check",
+                 "--set", "n=14", "--set", "producer_tokens=true", "--set", "token_scope=job",
+                 "--set", "external_threads=true"], out)
+    check(p.returncode == 0, f"external fork-join: exits 0 ({p.returncode}: {p.stderr.strip()[:300]})")
+    if p.returncode:
+        return
+    s = summary(out)
+    r = s["reconciliation"]
+    check(r["ok"] and r["tasks_created"] == r["tasks_run"] and s["counters"]["other"]["tasks"] > 0.1 * r["tasks_run"],
+          f"external fork-join: job tokens let the waiter run workers' spawns, once each "
+          f"({s['counters']['other']['tasks']} of {r['tasks_run']})")
+
+
 def bad_input(sb, tmp):
     base = ["--policy", "stealing", "--workload", "micro", "-n", "2"]
     d = os.path.join(tmp, "bad1")
@@ -1013,7 +1051,7 @@ def main():
                                            "bad_input", "table", "validate", "speedup_split", "cold", "shared_cores",
                                            "slices", "park_spread", "long_parks", "busy_pause", "job_cost",
                                            "park_way_back", "job_apart", "park_cpu", "host_speeds", "kernel_cost",
-                                           "wake_stacking", "shared_line", "job_lines"])
+                                           "wake_stacking", "shared_line", "job_lines", "external_threads"])
     a = ap.parse_args()
     sb = os.path.abspath(a.schedbed)
     tmp = tempfile.mkdtemp(prefix="schedbed-sim-")
@@ -1024,7 +1062,8 @@ def main():
                          ("slices", slices), ("park_spread", park_spread), ("long_parks", long_parks), ("busy_pause", busy_pause),
                          ("job_cost", job_cost), ("park_way_back", park_way_back), ("job_apart", job_apart),
                          ("park_cpu", park_cpu), ("host_speeds", host_speeds), ("kernel_cost", kernel_cost),
-                         ("wake_stacking", wake_stacking), ("shared_line", shared_line), ("job_lines", job_lines)):
+                         ("wake_stacking", wake_stacking), ("shared_line", shared_line), ("job_lines", job_lines),
+                         ("external_threads", external_threads)):
             if not a.only or a.only == name:
                 fn(sb, tmp)
     finally:
