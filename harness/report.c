@@ -472,6 +472,10 @@ void bench_print_table(FILE *f, const struct bench_opts *o, const struct bench_r
 		si(rate, sizeof rate, per_s((double)w[SB_C_RUN], r->window_s)), r->cpu_window.user_s, r->cpu_window.sys_s,
 		per_s(cpu, r->window_s), (unsigned long long)w[SB_C_STOLEN], (unsigned long long)w[SB_C_STEAL_SWEEP],
 		(unsigned long long)w[SB_C_SUSPEND], (unsigned long long)w[SB_C_WOKEN]);
+	/* serial's callers and global's external threads run tasks outside the pool: say how many */
+	if (r->other_cnt[SB_C_RUN] && r->total_cnt[SB_C_RUN])
+		fprintf(f, "  tasks run by request threads, not workers: %.1f%% (whole run)\n",
+			100.0 * (double)r->other_cnt[SB_C_RUN] / (double)r->total_cnt[SB_C_RUN]);
 	paths_line(f, o, r);
 	if (r->ev_total)
 		fprintf(f, "  trace.json: %zu of %zu recorded events (those from the window's start%s)\n", r->ev_written,
