@@ -42,17 +42,17 @@ static inline void chaos(struct sb_rt *rt)
 
 static SB_COLD struct sb_task *check_returned(struct sb_rt *rt, struct sb_task *t, unsigned self, const char *op)
 {
+	/* help answers a request thread (self is its id); every other op a worker */
+	const char *who = strcmp(op, "help") ? "worker" : "thread";
 	if (t->flags & SB_TF_MARKER) {
-		sb_fail(rt, "policy %s returned its own marker entry from %s to %s %u", rt->ops->name, op,
-			strcmp(op, "help") ? "worker" : "thread", self);
+		sb_fail(rt, "policy %s returned its own marker entry from %s to %s %u", rt->ops->name, op, who, self);
 		return NULL;
 	}
 	uint32_t cs = atomic_load_explicit(&t->cstate, memory_order_relaxed);
 	if (cs != SB_CS_QUEUED) {
 		sb_fail(rt, "invariant 'each task runs exactly once' violated: policy %s returned task %llu of job "
 			"%llu from %s to %s %u in state %u (expected queued)", rt->ops->name,
-			(unsigned long long)t->seq, (unsigned long long)t->job->id, op,
-			strcmp(op, "help") ? "worker" : "thread", self, cs);
+			(unsigned long long)t->seq, (unsigned long long)t->job->id, op, who, self, cs);
 		return NULL; /* running it would corrupt the job's accounting; the run has failed */
 	}
 	return t;

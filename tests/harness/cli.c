@@ -453,6 +453,42 @@ Test(cli, livelock_ends_as_starvation, .timeout = 60)
 	scratch_done(dir, o);
 }
 
+/* The table says what share of tasks request threads ran: all of them under serial, most of
+ * them with global's external threads on sparse arrivals, and says nothing when none did. */
+Test(cli, table_names_tasks_run_by_request_threads, .timeout = 60)
+{
+	char *dir = make_tmp();
+	struct outcome *o = outcome_new();
+	/* policy, its settings (up to two), what the line must say (NULL: no line) */
+	static const char *const cases[][4] = {
+		{ "serial", NULL, NULL, "100.0%" },
+		{ "global", "producer_tokens=true", "external_threads=true", "tasks run by request threads" },
+		{ "global", "producer_tokens=true", NULL, NULL } };
+	for (int i = 0; i < 3; i++) {
+		char out[8];
+		snprintf(out, sizeof out, "r%d", i);
+		char *argv[20] = { SCHEDBED_BIN, "run", "--policy", (char *)cases[i][0], "--workload", "wake", "--threads",
+				   "1", "--jobs", "40", "--set", "gap_us=200", "--out", out };
+		int n = 14;
+		for (int k = 1; k <= 2; k++)
+			if (cases[i][k]) {
+				argv[n++] = "--set";
+				argv[n++] = (char *)cases[i][k];
+			}
+		argv[n] = NULL;
+		run_in(dir, argv, o);
+		cr_expect_eq(o->status, 0, "case %d (%s): exit 0 (%s)", i, cases[i][0], o->err);
+		const char *line = strstr(o->out, "tasks run by request threads, not workers: ");
+		if (cases[i][3]) {
+			cr_expect(line && strstr(line, cases[i][3]), "case %d (%s): the share is printed: %s", i, cases[i][0],
+				  o->out);
+		} else {
+			cr_expect_null(line, "no request thread ran a task, and the table says nothing: %s", o->out);
+		}
+	}
+	scratch_done(dir, o);
+}
+
 /* Three runs that offer far more than they can finish: after the window their pending jobs get
  * the drain time, then are cancelled and counted; the run exits 3 and still adds up (forkjoin:
  * the joins made ahead for children that are dropped are never spawned, and never counted). */
