@@ -124,6 +124,15 @@ enum sb_cost {
 	 * Optional, all thirteen or none, and only with `slice` (the shared cores' time slices). */
 	SB_COST_WAKE_STACK_0US,
 	SB_COST_WAKE_STACK_5000US = SB_COST_WAKE_STACK_0US + 12,
+	/* The same wake-up's share by how busy the wakee has lately been: wake_stack_duty_<D> is the
+	 * share measured with the waker at 20 us and the wakee running D% of the time (its CPU time
+	 * over the wall time, a decaying average with the kernel's 32 ms half-life, SB_WAKE_DUTY_PC);
+	 * a wake-up's share is wake_stack_<R>us times wake_stack_duty at the wakee's duty over
+	 * wake_stack_duty_5 (the wake_stack_<R>us runs' wakee ran 50 us a round, about 5%). Measured on
+	 * the 2-core host: a wakee at 15% or more seldom runs on its waker's core. Optional, all five or
+	 * none, and only with wake_stack_*. */
+	SB_COST_WAKE_STACK_DUTY_5,
+	SB_COST_WAKE_STACK_DUTY_60 = SB_COST_WAKE_STACK_DUTY_5 + 4,
 	/* A job's own CPU beyond its tasks': creating, submitting, counting, recording and reaping
 	 * it, all on one thread (serial's request thread runs its own jobs). Optional (0 without
 	 * it); charged on the thread that runs the teardown when that thread also created the job. */
@@ -164,6 +173,9 @@ extern const char *const sb_cost_names[SB_NR_COSTS];
 /* the waker's run lengths, us, of the wake_stack_* costs */
 #define SB_WAKE_STACK_US { 0, 1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000 }
 enum { SB_NR_WAKE_STACK = SB_COST_WAKE_STACK_5000US - SB_COST_WAKE_STACK_0US + 1 };
+/* the wakee's duty, percent, of the wake_stack_duty_* costs */
+#define SB_WAKE_DUTY_PC { 5, 10, 15, 30, 60 }
+enum { SB_NR_WAKE_DUTY = SB_COST_WAKE_STACK_DUTY_60 - SB_COST_WAKE_STACK_DUTY_5 + 1 };
 
 struct sb_xthread {
 	pthread_t pt;

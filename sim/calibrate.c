@@ -414,7 +414,7 @@ static void print_group(const char *name, const double q[5])
 #define STACK_SPIN 50000 /* A's and B's sweeps, ns: a searcher's empty rounds */
 
 static SB_ATOMIC_U32 sw_a, sw_b, sw_done;
-static _Atomic uint64_t sa_run, sb_at;
+static _Atomic uint64_t sa_run, sb_run, sb_at;
 static _Atomic int sb_cpu;
 static _Atomic bool s_quit;
 
@@ -447,7 +447,8 @@ static void *stack_b(void *arg)
 		/* relaxed: read by A after the post below (its acquire) */
 		atomic_store_explicit(&sb_cpu, sched_getcpu(), memory_order_relaxed);
 		atomic_store_explicit(&sb_at, sb_now_ns(), memory_order_relaxed);
-		spin_ns(STACK_SPIN);
+		/* relaxed: stored before the post this thread's acquire saw */
+		spin_ns(atomic_load_explicit(&sb_run, memory_order_relaxed));
 		stack_post(&sw_a);
 	}
 	return NULL;
@@ -475,8 +476,59 @@ static void *stack_a(void *arg)
 	return NULL;
 }
 
-/* wake_stack_<R>us into share[]; false where a thread cannot tell its CPU */
-static bool wake_stack_costs(double share[SB_NR_WAKE_STACK])
+/* One round: a request thread's gap, then A (woken by this thread, back from that timer) runs
+ * run_ns and wakes B. True if B ran on A's CPU ahead of it. */
+static bool stack_once(uint64_t run_ns)
+{
+	sb_exec_sleep_ns(1000000); /* a request thread's gap: A's waker is back from a timer */
+	atomic_store_explicit(&sw_done, 0, memory_order_relaxed); /* A stores it only after the post */
+	atomic_store_explicit(&sa_run, run_ns, memory_order_relaxed); /* ordered by the post */
+	stack_post(&sw_a);
+	uint32_t r;
+	/* acquire: pairs with A's release store of its result */
+	while (!(r = atomic_load_explicit(&sw_done, memory_order_acquire)))
+		sb_exec_sleep_ns(100000);
+	return r == 2;
+}
+
+/* wake_stack_duty_<D> (core/exec.h): A runs DUTY_WAKER us each round and B, the wakee, runs so long
+ * that it is busy D% of the time; the rounds of one D in a block, after DUTY_WARM rounds that let the
+ * kernel's average of B (32 ms half-life) settle at D. The R runs' B spins STACK_SPIN a round; its
+ * round's other time (the gap, A's run, the wake-ups) is measured first and B's run for D is
+ * D / (100 - D) of it. On the 2-core host a B at 4.5% was stacked in 93 to 100 of 100 rounds, at
+ * 15% in 1 to 30, at 60% in none: where a wakee that lately ran long goes, the kernel does not
+ * put it ahead of its waker. */
+#define DUTY_ROUNDS 80
+#define DUTY_WARM 30
+#define DUTY_WAKER 20000 /* ns: where the R runs' share is high */
+static void wake_stack_duty(double share[SB_NR_WAKE_DUTY])
+{
+	static const int pc[SB_NR_WAKE_DUTY] = SB_WAKE_DUTY_PC;
+	atomic_store_explicit(&sb_run, STACK_SPIN, memory_order_relaxed); /* ordered by the posts */
+	uint64_t t0 = sb_now_ns();
+	for (int i = 0; i < DUTY_WARM; i++)
+		stack_once(DUTY_WAKER);
+	double other = (double)(sb_now_ns() - t0) / DUTY_WARM - STACK_SPIN;
+	for (int k = 0; k < SB_NR_WAKE_DUTY; k++) {
+		double run = other * pc[k] / (100.0 - pc[k]);
+		atomic_store_explicit(&sb_run, (uint64_t)run, memory_order_relaxed); /* ordered by the posts */
+		int stacked = 0;
+		for (int i = 0; i < DUTY_WARM; i++)
+			stack_once(DUTY_WAKER);
+		uint64_t t1 = sb_now_ns();
+		for (int i = 0; i < DUTY_ROUNDS; i++)
+			stacked += stack_once(DUTY_WAKER);
+		double round = (double)(sb_now_ns() - t1) / DUTY_ROUNDS;
+		share[k] = (double)stacked / DUTY_ROUNDS;
+		fprintf(stderr, "calibrate: a wakee busy %d%% (%.0f of %.0f us a round) ran ahead of its waker: %d of %d\n",
+			pc[k], run / 1000, round / 1000, stacked, DUTY_ROUNDS);
+	}
+	atomic_store_explicit(&sb_run, STACK_SPIN, memory_order_relaxed);
+}
+
+/* wake_stack_<R>us into share[] and wake_stack_duty_<D> into duty[]; false where a thread cannot
+ * tell its CPU */
+static bool wake_stack_costs(double share[SB_NR_WAKE_STACK], double duty[SB_NR_WAKE_DUTY])
 {
 	static const int run_us[SB_NR_WAKE_STACK] = SB_WAKE_STACK_US;
 	enum { NSTACK = SB_NR_WAKE_STACK };
@@ -484,6 +536,7 @@ static bool wake_stack_costs(double share[SB_NR_WAKE_STACK])
 		return false;
 	struct sb_xthread a, b;
 	atomic_store_explicit(&s_quit, false, memory_order_relaxed); /* published by the thread start */
+	atomic_store_explicit(&sb_run, STACK_SPIN, memory_order_relaxed); /* likewise */
 	if (sb_exec_thread_start(&a, "stack_a", stack_a, NULL) || sb_exec_thread_start(&b, "stack_b", stack_b, NULL))
 		abort();
 	int stacked[NSTACK] = { 0 }, order[STACK_ROUNDS * NSTACK];
@@ -497,28 +550,19 @@ static bool wake_stack_costs(double share[SB_NR_WAKE_STACK])
 		int j = (int)((x * 0x2545f4914f6cdd1dull >> 33) % (uint64_t)(i + 1)), t = order[i];
 		order[i] = order[j], order[j] = t;
 	}
-	for (int i = 0; i < STACK_ROUNDS * NSTACK; i++) {
-		int k = order[i];
-		sb_exec_sleep_ns(1000000); /* a request thread's gap: A's waker is back from a timer */
-		atomic_store_explicit(&sw_done, 0, memory_order_relaxed); /* A stores it only after the post */
-		atomic_store_explicit(&sa_run, (uint64_t)run_us[k] * 1000, memory_order_relaxed); /* ordered by the post */
-		stack_post(&sw_a);
-		uint32_t r;
-		/* acquire: pairs with A's release store of its result */
-		while (!(r = atomic_load_explicit(&sw_done, memory_order_acquire)))
-			sb_exec_sleep_ns(100000);
-		stacked[k] += r == 2;
-	}
-	atomic_store_explicit(&s_quit, true, memory_order_relaxed); /* ordered by the posts */
-	stack_post(&sw_a);
-	stack_post(&sw_b);
-	sb_exec_thread_join(&a);
-	sb_exec_thread_join(&b);
+	for (int i = 0; i < STACK_ROUNDS * NSTACK; i++)
+		stacked[order[i]] += stack_once((uint64_t)run_us[order[i]] * 1000);
 	for (int k = 0; k < NSTACK; k++) {
 		share[k] = (double)stacked[k] / STACK_ROUNDS;
 		fprintf(stderr, "calibrate: a wakee ran ahead of its waker on its CPU after the waker ran %d us: %d of %d\n",
 			run_us[k], stacked[k], STACK_ROUNDS);
 	}
+	wake_stack_duty(duty);
+	atomic_store_explicit(&s_quit, true, memory_order_relaxed); /* ordered by the posts */
+	stack_post(&sw_a);
+	stack_post(&sw_b);
+	sb_exec_thread_join(&a);
+	sb_exec_thread_join(&b);
 	return true;
 }
 
@@ -692,11 +736,13 @@ int main(void)
 	over_costs(1000000, o1ms);
 	print_group("over_100us", o100);
 	print_group("over_1ms", o1ms);
-	double stack[SB_NR_WAKE_STACK];
-	if (wake_stack_costs(stack))
+	double stack[SB_NR_WAKE_STACK], duty[SB_NR_WAKE_DUTY];
+	if (wake_stack_costs(stack, duty)) {
 		for (int k = 0; k < SB_NR_WAKE_STACK; k++)
 			printf("%s %.3f\n", sb_cost_names[SB_COST_WAKE_STACK_0US + k], stack[k]);
-	else
+		for (int k = 0; k < SB_NR_WAKE_DUTY; k++)
+			printf("%s %.3f\n", sb_cost_names[SB_COST_WAKE_STACK_DUTY_5 + k], duty[k]);
+	} else
 		fprintf(stderr, "calibrate: sched_getcpu is not available: no wake_stack\n");
 	double slice = slice_cost();
 	if (slice > 0)

@@ -67,6 +67,9 @@ struct actor_state {
 	double up_since = 0;   /* when it last came back from a park or a sleep: how long it has run */
 	bool by_timer = false; /* ... and whether a timer brought it back (a sleep's or a timeout's) */
 	int woken_as = -1;     /* the group its unpark chose for its way back (G_PARK_BUSY or _IDLE) */
+	/* how busy it has lately been (wake_stack_duty_*): the share of time it ran, a decaying
+	 * average with DUTY_HALF_NS's half-life, as of duty_at (its last park or sleep) */
+	double duty = 0, duty_at = 0;
 	/* time slices (S.sliced): the core it holds, and how it stands in line for one */
 	sg4::SemaphorePtr cpu = sg4::Semaphore::create(0); /* granted a core (see grant) */
 	int core = -1;
@@ -103,6 +106,10 @@ constexpr int SPREAD = 5;
 constexpr int OPTIONAL[] = { SB_COST_SLICE,    SB_COST_JOB,          SB_COST_JOB_CREATE,    SB_COST_JOB_END,
 			     SB_COST_PARK_CPU, SB_COST_COMPUTE_ITER, SB_COST_MEMORY_DOUBLE, SB_COST_LINE_QUEUE };
 constexpr double WAKE_STACK_US[SB_NR_WAKE_STACK] = SB_WAKE_STACK_US;
+constexpr double WAKE_DUTY[SB_NR_WAKE_DUTY] = SB_WAKE_DUTY_PC;
+/* The kernel's load tracking (PELT) halves a thread's past every 32 ms; its wake-up placement reads
+ * that average, and the wake_stack_duty_* runs settle in it (sim/calibrate.c). */
+constexpr double DUTY_HALF_NS = 32e6;
 
 struct sim_state {
 	double cost[SB_NR_COSTS] = {};
@@ -120,6 +127,7 @@ struct sim_state {
 	std::vector<double> cold_by_level; /* what loading a task costs at each of cache's levels */
 	bool cold_curve = false; /* the table gives cold_9 .. cold_22 (else cold beyond cold_after) */
 	bool stack_given = false; /* the table gives wake_stack_0us .. wake_stack_5000us */
+	bool duty_given = false;  /* ... and wake_stack_duty_5 .. wake_stack_duty_60 */
 	std::vector<unsigned> socket;
 	sg4::Host *host = nullptr;
 	unsigned cores = 0; /* 0: a core per actor (work is a delay); else work shares this many */
@@ -455,6 +463,23 @@ static double oversleep(double ns)
 	return a + (quantile(G_OVER_1MS, u) - a) * x;
 }
 
+/* a's duty now: it has not run since duty_at */
+double duty_now(const actor_state *a)
+{
+	return a->duty * std::exp2(-(sg4::Engine::get_clock() - a->duty_at) / DUTY_HALF_NS);
+}
+
+/* a stops running (a park or a sleep): its duty takes in the run since up_since, counting what it
+ * owes (natively its operations took that long), and the idle time before it */
+void duty_stop(actor_state *a)
+{
+	if (!S.duty_given)
+		return;
+	double t = sg4::Engine::get_clock() + a->debt, ran = std::max(0.0, t - a->up_since);
+	a->duty = a->duty * std::exp2(-(t - a->duty_at) / DUTY_HALF_NS) + 1 - std::exp2(-ran / DUTY_HALF_NS);
+	a->duty_at = t;
+}
+
 void park(SB_ATOMIC_U32 *addr, uint32_t val, uint64_t timeout_ns)
 {
 	/* no other actor runs between this check and the enqueue: the futex's atomicity */
@@ -463,6 +488,7 @@ void park(SB_ATOMIC_U32 *addr, uint32_t val, uint64_t timeout_ns)
 	if (addr->load(std::memory_order_relaxed) != val)
 		return;
 	S.waiters[addr].push_back(a);
+	duty_stop(a);
 	/* queued first: an unpark while the core is handed on (a simcall) finds it there */
 	leave_core(a);
 	double parked_at = sg4::Engine::get_clock();
@@ -527,6 +553,18 @@ actor_state *stack_on_waker(actor_state *waker, actor_state *wakee)
 		k++;
 	double f = std::min(1.0, (ran_us - WAKE_STACK_US[k - 1]) / (WAKE_STACK_US[k] - WAKE_STACK_US[k - 1]));
 	double share = at[k - 1] + (at[k] - at[k - 1]) * f; /* linear between two runs, the last beyond */
+	/* by the wakee's duty, relative to the wake_stack_<R>us runs' wakee (about 5%): linear
+	 * between the measured duties, the first below them and the last beyond */
+	if (S.duty_given && share > 0) {
+		const double *d = &S.cost[SB_COST_WAKE_STACK_DUTY_5];
+		double u = 100 * duty_now(wakee);
+		int j = 1;
+		while (j < SB_NR_WAKE_DUTY - 1 && u > WAKE_DUTY[j])
+			j++;
+		double g = std::clamp((u - WAKE_DUTY[j - 1]) / (WAKE_DUTY[j] - WAKE_DUTY[j - 1]), 0.0, 1.0);
+		double at_u = d[j - 1] + (d[j] - d[j - 1]) * g;
+		share = d[0] > 0 ? share * std::min(1.0, at_u / d[0]) : share;
+	}
 	/* a share of 0 touches nothing: such a table replays the runs made without one */
 	if (!(share > 0))
 		return nullptr;
@@ -712,6 +750,7 @@ void sleep(uint64_t ns)
 	actor_state *a = me();
 	spend(a, 0);
 	if (ns) {
+		duty_stop(a);
 		leave_core(a);
 		sleep_ns((double)ns + oversleep((double)ns));
 	}
@@ -853,6 +892,21 @@ int load_costs(const char *path, const char *const *policies, const char *policy
 		seen[c] = true;
 	}
 	S.stack_given = nstack > 0;
+	int nduty = 0;
+	for (int c = SB_COST_WAKE_STACK_DUTY_5; c <= SB_COST_WAKE_STACK_DUTY_60; c++) {
+		nduty += seen[c];
+		if (rc == 0 && seen[c] && S.cost[c] > 1) {
+			snprintf(err, errlen, "%s: %s is a share: 0 to 1", path, sb_cost_names[c]);
+			rc = -EINVAL;
+		}
+		seen[c] = true;
+	}
+	S.duty_given = nduty > 0;
+	if (rc == 0 && ((nduty && nduty < SB_NR_WAKE_DUTY) || (nduty && !S.stack_given))) {
+		snprintf(err, errlen, "%s: wake_stack_duty_5 .. wake_stack_duty_60 go together (all five or none), "
+			 "and with wake_stack_*", path);
+		rc = -EINVAL;
+	}
 	if (rc == 0 && ((nstack && nstack < SB_NR_WAKE_STACK) || (nstack && !S.given[SB_COST_SLICE]))) {
 		snprintf(err, errlen, "%s: wake_stack_0us .. wake_stack_5000us go together (all thirteen or none), "
 			 "and with slice", path);
@@ -984,6 +1038,8 @@ extern "C" double sb_sim_cost(enum sb_cost c)
 	if (c >= SB_COST_COLD_9 && c <= SB_COST_COLD_22 && !S.cold_curve)
 		return NAN;
 	if (c >= SB_COST_WAKE_STACK_0US && c <= SB_COST_WAKE_STACK_5000US && !S.stack_given)
+		return NAN;
+	if (c >= SB_COST_WAKE_STACK_DUTY_5 && c <= SB_COST_WAKE_STACK_DUTY_60 && !S.duty_given)
 		return NAN;
 	if ((c == SB_COST_COLD || c == SB_COST_COLD_AFTER) && !S.given[c])
 		return NAN; /* a table with the curve may leave them out */

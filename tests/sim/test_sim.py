@@ -810,11 +810,51 @@ def wake_stacking(sb, tmp):
     check(jobs["one"] == jobs["one2"], "wake_stacking: deterministic")
     check(p50["one"] > 5 * p50["none"], f"wake_stacking: the request's worker waits behind the searcher it woke "
           f"(from_request p50 {p50['none']} ns without stacking, {p50['one']} ns with every wake-up stacked)")
+    wake_stacking_duty(sb, tmp, base + stack(1), args)
     for k, want in (("some", "all thirteen"), ("over", "is a share"), ("noslice", "with slice")):
         out = os.path.join(tmp, f"stack-{k}")
         p = run(sb, args + ["--sim-costs", paths[k]], out)
         check(p.returncode == 2 and p.stderr.count("\n") == 1 and want in p.stderr and not os.path.exists(out),
               f"wake_stacking: a table '{k}' is refused ({p.returncode}: {p.stderr.strip()})")
+
+
+DUTY_PC = (5, 10, 15, 30, 60)  # core/exec.h's SB_WAKE_DUTY_PC
+
+
+def wake_stacking_duty(sb, tmp, stacked, args):
+    """With wake_stack_duty_*, a wakee that has lately been busy is stacked in the share its duty
+    gives over the 5% one's: shares all equal change nothing (the same jobs as without the group);
+    with 0 from 10% on, workers that run 1 ms tasks every 3 ms are no longer put ahead of their
+    waker and the request's job starts as it does without stacking. A partial group, a share above
+    1 or the group without wake_stack_* is refused."""
+    duty = lambda *v: "".join(f"wake_stack_duty_{d} {x}\n" for d, x in zip(DUTY_PC, v))
+    tables = {"none": base_table(sb) + "slice 4000000\n", "one": stacked, "flat": stacked + duty(1, 1, 1, 1, 1),
+              "cut": stacked + duty(1, 0, 0, 0, 0), "some": stacked + "wake_stack_duty_5 1\n",
+              "over": stacked + duty(1, 1, 1, 1, 2), "alone": base_table(sb) + "slice 4000000\n" + duty(1, 1, 1, 1, 1)}
+    paths = {}
+    for k, extra in tables.items():
+        paths[k] = os.path.join(tmp, f"costs-duty-{k}.txt")
+        with open(paths[k], "w") as g:
+            g.write(extra)
+    busy = ["--set", "workload.work_ns=1000000", "--set", "workload.gap_us=3000"]
+    p50, jobs = {}, {}
+    for k, extra in (("one", []), ("flat", []), ("none", busy), ("one", busy), ("cut", busy)):
+        d = k + ("-busy" if extra else "")
+        out = os.path.join(tmp, "duty-" + d)
+        p = run(sb, args + extra + ["--sim-costs", paths[k]], out)
+        check(p.returncode == 0, f"wake_stacking_duty {d}: exits 0 ({p.returncode}: {p.stderr.strip()[:300]})")
+        if p.returncode:
+            return
+        p50[d], jobs[d] = summary(out)["classes"]["from_request"]["p50"], read(os.path.join(out, "jobs.csv"))
+    check(jobs["flat"] == jobs["one"], "wake_stacking_duty: equal shares at every duty simulate as no duty group")
+    check(p50["one-busy"] > 1.2 * p50["none-busy"] and p50["cut-busy"] < 1.05 * p50["none-busy"],
+          f"wake_stacking_duty: busy wakees are not stacked (from_request p50 {p50['none-busy']} ns without "
+          f"stacking, {p50['one-busy']} with every wake-up stacked, {p50['cut-busy']} with the duty group)")
+    for k, want in (("some", "all five"), ("over", "is a share"), ("alone", "with wake_stack_*")):
+        out = os.path.join(tmp, f"duty-{k}")
+        p = run(sb, args + ["--sim-costs", paths[k]], out)
+        check(p.returncode == 2 and p.stderr.count("\n") == 1 and want in p.stderr and not os.path.exists(out),
+              f"wake_stacking_duty: a table '{k}' is refused ({p.returncode}: {p.stderr.strip()})")
 
 
 def speedup_split(sb, tmp):
