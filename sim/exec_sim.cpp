@@ -881,35 +881,33 @@ int load_costs(const char *path, const char *const *policies, const char *policy
 		snprintf(err, errlen, "%s: slice must be more than 0 ns", path);
 		rc = -EINVAL;
 	}
-	/* the stacking shares: all thirteen or none, each 0 to 1, and only where cores are sliced */
-	int nstack = 0;
-	for (int c = SB_COST_WAKE_STACK_0US; c <= SB_COST_WAKE_STACK_5000US; c++) {
-		nstack += seen[c];
-		if (rc == 0 && seen[c] && S.cost[c] > 1) {
-			snprintf(err, errlen, "%s: %s is a share: 0 to 1", path, sb_cost_names[c]);
-			rc = -EINVAL;
+	/* a group of shares (first .. last): how many the table gives, each 0 to 1 */
+	auto shares = [&](int first, int last) {
+		int n = 0;
+		for (int c = first; c <= last; c++) {
+			n += seen[c];
+			if (rc == 0 && seen[c] && S.cost[c] > 1) {
+				snprintf(err, errlen, "%s: %s is a share: 0 to 1", path, sb_cost_names[c]);
+				rc = -EINVAL;
+			}
+			seen[c] = true;
 		}
-		seen[c] = true;
-	}
+		return n;
+	};
+	/* the stacking shares: all thirteen or none, and only where cores are sliced; by the wakee's
+	 * duty: all five or none, and only with the thirteen */
+	int nstack = shares(SB_COST_WAKE_STACK_0US, SB_COST_WAKE_STACK_5000US);
+	int nduty = shares(SB_COST_WAKE_STACK_DUTY_5, SB_COST_WAKE_STACK_DUTY_60);
 	S.stack_given = nstack > 0;
-	int nduty = 0;
-	for (int c = SB_COST_WAKE_STACK_DUTY_5; c <= SB_COST_WAKE_STACK_DUTY_60; c++) {
-		nduty += seen[c];
-		if (rc == 0 && seen[c] && S.cost[c] > 1) {
-			snprintf(err, errlen, "%s: %s is a share: 0 to 1", path, sb_cost_names[c]);
-			rc = -EINVAL;
-		}
-		seen[c] = true;
-	}
 	S.duty_given = nduty > 0;
-	if (rc == 0 && ((nduty && nduty < SB_NR_WAKE_DUTY) || (nduty && !S.stack_given))) {
-		snprintf(err, errlen, "%s: wake_stack_duty_5 .. wake_stack_duty_60 go together (all five or none), "
-			 "and with wake_stack_*", path);
-		rc = -EINVAL;
-	}
 	if (rc == 0 && ((nstack && nstack < SB_NR_WAKE_STACK) || (nstack && !S.given[SB_COST_SLICE]))) {
 		snprintf(err, errlen, "%s: wake_stack_0us .. wake_stack_5000us go together (all thirteen or none), "
 			 "and with slice", path);
+		rc = -EINVAL;
+	}
+	if (rc == 0 && ((nduty && nduty < SB_NR_WAKE_DUTY) || (nduty && !nstack))) {
+		snprintf(err, errlen, "%s: wake_stack_duty_5 .. wake_stack_duty_60 go together (all five or none), "
+			 "and with wake_stack_*", path);
 		rc = -EINVAL;
 	}
 	/* the cold curve: all fourteen or none; with it cold and cold_after are not needed */
