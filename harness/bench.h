@@ -183,6 +183,8 @@ struct bench_host {
 	int git_dirty;            /* 1, 0, or -1 when unknown */
 	char host[256];
 	char cpu_model[256];
+	char cpu_id[32];          /* "family.model.stepping" (cpuid leaf 1), "" where there is none */
+	char kernel[128];         /* the OS release (uname -r) */
 	char topology[1024];      /* hwloc synthetic description, "" when not expressible */
 	unsigned packages, cores, pus;
 	char machine[96];         /* short stable name from cpu_model and pus: names sim/costs-<machine>.txt */

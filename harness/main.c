@@ -186,12 +186,12 @@ int main(int argc, char **argv)
 	if (strcmp(cmd, "list") == 0 || strcmp(cmd, "--list") == 0)
 		return cmd_list(argc - 1, argv + 1);
 	if (strcmp(cmd, "host") == 0) {
-		/* the same facts as meta.json's cpu_model and cores_online, for results that schedbed
+		/* the same facts as meta.json's cpu_model, cores_online and cpu_id, for results that schedbed
 		 * does not write itself (the peers' runs), so that every run of a sweep names its
 		 * machine the same way */
 		struct bench_host h;
 		bench_host_collect(&h);
-		printf("%s\t%u\n", h.cpu_model, h.pus);
+		printf("%s\t%u\t%s\n", h.cpu_model, h.pus, h.cpu_id);
 		return BENCH_EXIT_OK;
 	}
 	if (strcmp(cmd, "outputs") == 0) {

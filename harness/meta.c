@@ -12,6 +12,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/utsname.h>
 #include <unistd.h>
 #if defined(__x86_64__) || defined(__i386__)
 #include <cpuid.h>
@@ -140,6 +141,28 @@ static bool cpu_brand(char *out, size_t n)
 #endif
 }
 
+/* The processor's family, model and stepping (cpuid leaf 1, with the extended fields as the
+ * vendors' manuals combine them): a guest's brand string can be the same for two generations
+ * ("AMD EPYC" on the 2-core hosts was family 23 on one day and family 25 on another, with 1.4 to
+ * 1.7 times the per-task costs apart), so a run says which it had. "" where there is no cpuid. */
+static void cpu_id(char *out, size_t n)
+{
+	out[0] = 0;
+#if defined(__x86_64__) || defined(__i386__)
+	unsigned a, b, c, d;
+	if (!__get_cpuid(1, &a, &b, &c, &d))
+		return;
+	unsigned family = (a >> 8) & 0xf, model = (a >> 4) & 0xf, stepping = a & 0xf;
+	if (family == 0xf)
+		family += (a >> 20) & 0xff;
+	if (family == 0x6 || family >= 0xf)
+		model += ((a >> 16) & 0xf) << 4;
+	snprintf(out, n, "%u.%u.%u", family, model, stepping);
+#else
+	(void)n;
+#endif
+}
+
 static void topology(struct bench_host *h)
 {
 	snprintf(h->cpu_model, sizeof h->cpu_model, "unknown");
@@ -172,6 +195,7 @@ void bench_host_topology(struct bench_host *h)
 {
 	topology(h);
 	cpu_brand(h->cpu_model, sizeof h->cpu_model);
+	cpu_id(h->cpu_id, sizeof h->cpu_id);
 	machine_name(h);
 }
 
@@ -182,6 +206,8 @@ void bench_host_collect(struct bench_host *h)
 	if (gethostname(h->host, sizeof h->host) != 0)
 		snprintf(h->host, sizeof h->host, "unknown");
 	h->host[sizeof h->host - 1] = 0;
+	struct utsname u;
+	snprintf(h->kernel, sizeof h->kernel, "%s", uname(&u) == 0 ? u.release : "");
 	bench_host_topology(h);
 }
 
@@ -236,6 +262,8 @@ void bench_write_meta(FILE *f, const struct bench_opts *o, struct bench_result *
 	command_line(f, o->argc, o->argv);
 	bench_json_kv(f, ",\n  \"host\": ", h->host);
 	bench_json_kv(f, ",\n  \"cpu_model\": ", h->cpu_model);
+	bench_json_kv(f, ",\n  \"cpu_id\": ", h->cpu_id[0] ? h->cpu_id : NULL);
+	bench_json_kv(f, ",\n  \"kernel\": ", h->kernel[0] ? h->kernel : NULL);
 	bench_json_kv(f, ",\n  \"machine\": ", h->machine);
 	fprintf(f, ",\n  \"cores_online\": %u,\n  \"topology\": { \"synthetic\": ", h->pus);
 	sb_json_string(f, h->topology[0] ? h->topology : NULL);

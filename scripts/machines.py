@@ -5,10 +5,13 @@
     machines.py --backfill DIR/<experiment> ... add the machine columns to a runs.csv from the
                                                 meta.json of its runs (in runs.tar.xz)
 
-A run's machine is its CPU model and the cores it had (meta.json's cpu_model and cores_online):
-absolute rates and latencies are that machine's, so runs of two machines compared in one table
-would show the machines' difference as the policies'. collect writes both as columns of
-runs.csv (cpu_model, cores); every report, table and figure asks one_machine() for the name it
+A run's machine is its CPU model and the cores it had (meta.json's cpu_model and cores_online),
+and, where the run recorded it, the CPU's family, model and stepping (cpu_id: a guest's model
+name can be the same for two generations, "AMD EPYC" being family 23 on one day and 25 on
+another): absolute rates and latencies are that machine's, so runs of two machines compared in one
+table would show the machines' difference as the policies'. collect writes them as columns of
+runs.csv (cpu_model, cores, cpu_id); a run without cpu_id (made before meta.json had it) is not
+the same machine as one with it. Every report, table and figure asks one_machine() for the name it
 prints, and one_machine() refuses rows of more than one machine unless the caller was told to
 allow it (--allow-mixed-machines), in which case the name itself says MIXED and lists them.
 Rows without the columns (results collected before they existed) are an unknown machine.
@@ -24,7 +27,7 @@ import sys
 
 from sbcli import die, write_csv
 
-COLUMNS = ("cpu_model", "cores")
+COLUMNS = ("cpu_model", "cores", "cpu_id")
 UNKNOWN = "machine not recorded"
 FLAG = "--allow-mixed-machines"
 
@@ -79,8 +82,9 @@ def speed_of(before, after, split):
 
 
 def of_meta(meta):
-    """{cpu_model, cores} of one run's meta.json (a dict)."""
-    return {"cpu_model": meta.get("cpu_model") or "", "cores": meta.get("cores_online") or ""}
+    """{cpu_model, cores, cpu_id} of one run's meta.json (a dict)."""
+    return {"cpu_model": meta.get("cpu_model") or "", "cores": meta.get("cores_online") or "",
+            "cpu_id": meta.get("cpu_id") or ""}
 
 
 def of_program(schedbed):
@@ -90,27 +94,32 @@ def of_program(schedbed):
     import subprocess
     try:
         out = subprocess.run([schedbed, "host"], capture_output=True, text=True, timeout=60).stdout
-        model, cores = out.rstrip("\n").split("\t")
-        return {"cpu_model": model, "cores_online": int(cores)}
+        model, cores, cpu_id = (out.rstrip("\n").split("\t") + [""])[:3]
+        return {"cpu_model": model, "cores_online": int(cores), "cpu_id": cpu_id or None}
     except (OSError, ValueError, subprocess.SubprocessError):
-        return {"cpu_model": "", "cores_online": ""}
+        return {"cpu_model": "", "cores_online": "", "cpu_id": None}
 
 
 def key(row):
-    """(cpu model, cores) of a runs.csv row; cores as an int, whether read back as text or float."""
-    model, cores = row.get("cpu_model") or "", row.get("cores")
+    """(cpu model, cores) of a runs.csv row, and its cpu_id third where it has one; cores as an int,
+    whether read back as text or float."""
+    model, cores, cpu_id = row.get("cpu_model") or "", row.get("cores"), row.get("cpu_id") or ""
     try:
         cores = int(float(cores))
     except (TypeError, ValueError):
         cores = None
-    return (model, cores) if model else None
+    if not model:
+        return None
+    return (model, cores, str(cpu_id)) if cpu_id else (model, cores)
 
 
 def name(k):
-    """'Intel(R) Xeon(R) Processor, 2 cores'; the unknown machine says so."""
+    """'Intel(R) Xeon(R) Processor, 2 cores', then ', CPU 6.207.2' where the runs recorded it; the
+    unknown machine says so."""
     if k is None:
         return UNKNOWN
-    return f"{k[0]}, {k[1]} cores" if k[1] is not None else k[0]
+    text = f"{k[0]}, {k[1]} cores" if k[1] is not None else k[0]
+    return text + (f", CPU {k[2]}" if len(k) > 2 else "")
 
 
 def machines(rows):
@@ -148,7 +157,7 @@ def split(rows, allow_mixed=False):
 
 def slug(machine_name):
     """A file-name part for a machine: 'intel-xeon-processor-2c'."""
-    m = re.match(r"(.*), (\d+) cores$", machine_name)
+    m = re.match(r"(.*), (\d+) cores(?:, CPU [0-9.]+)?$", machine_name)
     model, cores = (m.group(1), m.group(2)) if m else (machine_name, "")
     model = re.sub(r"\((r|tm)\)", "", model, flags=re.I)
     words = [w for w in re.split(r"[^a-z0-9]+", model.lower()) if w and w not in ("virtual", "like", "cpu")]

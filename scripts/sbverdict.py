@@ -17,7 +17,7 @@ import sbstats
 
 # meta.json keys that make a run what it is; the seed is left out (each repetition has its own)
 SETTING_KEYS = ("git", "compiler", "policy", "core", "workload", "duration_s", "warmup_s", "jobs", "executor")
-MACHINE_KEYS = ("host", "cpu_model", "cores_online", "topology")
+MACHINE_KEYS = ("host", "cpu_model", "cpu_id", "cores_online", "topology")
 # meta.json keys that are descriptions, not settings (a policy's text may be reworded between commits)
 NOT_SETTINGS = ("description",)
 

@@ -32,8 +32,9 @@ def read_csv(path):
         return list(csv.DictReader(f))
 
 
-def two_machine_sweep(tmp):
-    """Four real runs; the last one's meta.json then says it ran on another CPU."""
+def two_machine_sweep(tmp, change=None):
+    """Four real runs; the last one's meta.json then says it ran on another CPU (its cpu_model, or the
+    keys of change)."""
     desc = description(tmp, "m", [config("stealing"), config("serial", policy="serial")], timing=False)
     d = os.path.join(tmp, "m-sweep")
     sweep("expand", desc, "--out", d, check=0)
@@ -46,11 +47,24 @@ def two_machine_sweep(tmp):
     assert meta.get("cpu_model") and meta.get("cores_online"), "schedbed's meta.json names no CPU"
     # a peer's run, written by sweep.py, names the machine exactly as schedbed's meta.json does
     import machines
-    assert machines.of_program(SCHEDBED) == {"cpu_model": meta["cpu_model"], "cores_online": meta["cores_online"]}
-    meta["cpu_model"] = OTHER
+    assert machines.of_program(SCHEDBED) == {"cpu_model": meta["cpu_model"], "cores_online": meta["cores_online"],
+                                             "cpu_id": meta.get("cpu_id")}
+    meta.update(change or {"cpu_model": OTHER})
     with open(meta_path, "w") as f:
         json.dump(meta, f)
     return d
+
+
+def test_collect_refuses_two_cpus_of_one_name(tmp):
+    """One model name, one core count, two CPUs (family.model.stepping): two machines, and a run
+    that recorded no cpu_id is not taken for either."""
+    for change, other in (({"cpu_id": "23.49.0"}, "CPU 23.49.0"), ({"cpu_id": None}, None)):
+        sub = os.path.join(tmp, str(other).replace(' ', '-'))
+        os.makedirs(sub)
+        d = two_machine_sweep(sub, change)
+        code, _, err = sweep("collect", d)
+        assert code == 1 and "runs from 2 machines" in err and (other is None or other in err), err
+        assert not os.path.exists(os.path.join(d, "runs.csv")), "collect wrote a CSV of two machines"
 
 
 def test_collect_refuses_two_machines(tmp):
@@ -204,7 +218,8 @@ def test_validate_sim_names_commit_and_machine(tmp):
     host = subprocess.run([SCHEDBED, "host"], capture_output=True, text=True).stdout.split("\t")
     with open(os.path.join(out, "table.md")) as f:
         text = f.read()
-    assert f"Native runs on {host[0]}, {int(host[1])} cores;" in text and "; commits " in text, text[:400]
+    cpu = f", CPU {host[2].strip()}" if len(host) > 2 and host[2].strip() else ""
+    assert f"Native runs on {host[0]}, {int(host[1])} cores{cpu};" in text and "; commits " in text, text[:400]
 
 
 def test_backfill_from_the_runs_archive(tmp):
@@ -268,7 +283,7 @@ def test_simulated_load_sweep_keeps_its_rows_only(tmp):
     assert sbexpreport.made_on({"common": []}, "M") == "M"
 
 
-TESTS = [test_collect_refuses_two_machines, test_capacity_splits_machines, test_tables_and_figures_name_their_machine,
+TESTS = [test_collect_refuses_two_machines, test_collect_refuses_two_cpus_of_one_name, test_capacity_splits_machines, test_tables_and_figures_name_their_machine,
          test_load_sweep_redrawn_from_its_runs_csv, test_committed_rows_are_compressed_and_read_back,
          test_simulated_load_sweep_keeps_its_rows_only, test_validate_sim_names_commit_and_machine,
          test_backfill_from_the_runs_archive]
