@@ -88,6 +88,8 @@ builds=(
 	"dist-broken-no-wake-ltl|distribution.pml|-DN=2 -DREQ=1 -DSPAWN=0 -DBROKEN_HANDOFF_NO_WAKE -DFINITE_HANDOFFS|ltl|-O0|dist-broken-no-wake-ltl:all_run_fin:acceptance_cycle"
 	"dist-race-i3|distribution.pml|-DN=2 -DOBSERVE_I3|safety|-O0|dist-race-i3::assertion_violated_i3_alone"
 	"dist-race-ii2|distribution.pml|-DN=2 -DOBSERVE_II2|safety|-O0|dist-race-ii2::assertion_violated_ii2_covered"
+	"dist-n2-quiet|distribution.pml|-DN=2 -DQUIET|ltl|-O2|dist-n2-quiet:quiet:pass"
+	"defect-dist-trade|distribution.pml|-DN=2 -DQUIET -DBROKEN_RECHECK_ENTER|ltl|-O0|defect-dist-trade:quiet:acceptance_cycle"
 )
 
 # Append one result line for check $1 to $d/result; mark $d/bad when it is unexpected.

@@ -27,7 +27,10 @@
  * Deliberately broken, must be refuted: BROKEN_PLAIN_ENTER (the mode entered by a plain read
  * then write of `distributor` instead of a CAS), BROKEN_HANDOFF_NO_WAKE (a hand-off without
  * io.wake). Observations of the memo's races, refuted when the race can happen: OBSERVE_I3,
- * OBSERVE_II2. HANDED_ON_TAKE: a variant of the `handed` hint (cleared only by a pop that takes
+ * OBSERVE_II2; BROKEN_RECHECK_ENTER (a worker may enter the mode in suspend()'s re-check, after
+ * announcing its deactivation: the last two awake workers then trade the mode for ever, which
+ * ltl quiet refutes). QUIET (N = 2): the request thread never stops the runtime, so that ltl
+ * quiet can ask whether the workers all fall asleep once every task has run. HANDED_ON_TAKE: a variant of the `handed` hint (cleared only by a pop that takes
  * a task) that removes the endless hand-off the model finds (README, "findings").
  * models/README.md maps every step to the C code and lists the checks.
  */
@@ -101,6 +104,7 @@ bool handed[N];            /* d->w[i].handed */
 
 byte spawn_left = SPAWN;
 byte nexit;                /* workers that have left worker_main */
+bool submitted;            /* the request thread has submitted all of its tasks (ltl quiet) */
 
 /* Observers (no counterpart in the C code): each asserts what the memo's race would break,
  * through a named bit so that check.sh can expect the assertion by name */
@@ -219,8 +223,9 @@ inline handoff_from(me, k, got)
  * load of the state word. */
 #define DEACTIVATED(me, k, v) v = (v == NO_WORKER && state[AFTER(me, k)] == SUSPENDED -> AFTER(me, k) : v)
 
-/* others_active() (distribution.c:152-155): sb_nsuspended(rt) + 1 < n, one relaxed load. */
-#define OTHERS_ACTIVE (nsusp + 1 < N)
+/* others_active(d, me) (distribution_mode.c): sb_nsuspended(rt) + 1 < n, not counting the
+ * caller when it is itself suspended (suspend()'s re-check): two relaxed loads, one step. */
+#define OTHERS_ACTIVE (nsusp - (nsusp > 0 && state[me] == SUSPENDED) + 1 < N)
 
 /*
  * distribution_idle (distribution.c:218-278). got: the task returned (run by the caller);
@@ -236,10 +241,15 @@ inline policy_idle(me, got, iowake, stay, cap)
 	iowake = NO_WORKER;
 	if
 	:: !inmode ->
-		/* (e) with (i-3) applied first, :225-229: others_active() && try_enter(); else (f) */
+		/* (e) with (i-3) applied first: others_active() && try_enter(); else (f), which a
+		 * worker that has announced its deactivation (suspend()'s re-check) also takes */
 		IDLE_STEP {
 			if
+#ifdef BROKEN_RECHECK_ENTER
 			:: !DED && OTHERS_ACTIVE -> try_enter(me)
+#else
+			:: !DED && state[me] != SUSPENDED && OTHERS_ACTIVE -> try_enter(me)
+#endif
 			:: else -> skip
 			fi
 		}
@@ -376,6 +386,10 @@ active proctype request()
 		i++
 	:: else -> break
 	od;
+	submitted = true;
+#ifdef QUIET
+	(false);   /* never stops: what the workers do once every task has run is ltl quiet's */
+#endif
 	i = 0;
 	/* sb_rt_stop: wait until every job has finished */
 	(done == pushed);
@@ -398,4 +412,9 @@ ltl stop_ends { [] (stopping -> <> (nexit == N)) }
 #ifdef FINITE_HANDOFFS
 /* No lost task, unless tasks are handed off for ever (README, "findings") */
 ltl all_run_fin { (<> [] !hoff) -> [] ((done < pushed) -> <> (done == pushed)) }
+#endif
+#if defined(QUIET) && N == 2
+/* Once every task has run, the workers fall asleep: no endless trade of the mode between the
+ * last two awake workers (BROKEN_RECHECK_ENTER) and no other busy loop without an end. */
+ltl quiet { [] ((submitted && done == pushed) -> <> (fwait[0] && fwait[1])) }
 #endif

@@ -29,7 +29,13 @@
  * push. No task is stranded: see (i-3) and (ii-2) below, where the memo's two races are.
  *
  * The busy loop (i-2) pauses once per round, as every idle round of the core does (one `pause`,
- * core/worker.c); busy_pause adds that many more, the memo's question of an mm_pause there.
+ * core/worker.c); busy_pause adds that many more, the memo's question of an mm_pause there. Each
+ * round then yields the CPU (busy_yield): the distributor waits for the other workers, and Linux
+ * often queues one of them on the distributor's own core -- a worker woken by the wake chain
+ * preempts its waker there and enters the mode while the waker holds a task it has already
+ * taken, so nobody can steal it. A plain spin held that task for up to the scheduler's slice,
+ * 1 to 4 ms, on 2 cores with the other one idle (PAPER §4.4); a yield when nobody else is
+ * queued returns at once.
  *
  * Limits. The distributor spins while any worker is active (as the memo says); a hand-off goes
  * to one deactivated worker at a time; with steal_half the extras stay with the distributor,
@@ -51,6 +57,9 @@ static const struct sb_param distribution_param_table[] = {
 	SB_PARAM_INT(P, busy_pause, 0, 0, 1000000,
 		     "(i-2): pause instructions in each empty round of the mode's busy loop, beyond the one every "
 		     "idle round ends with (memo 001's mm_pause question)"),
+	SB_PARAM_BOOL(P, busy_yield, 1,
+		      "(i-2): end each round of the mode's busy loop with a yield, so that a worker queued on the "
+		      "distributor's core runs (false: the memo's plain spin)"),
 	SB_PARAM_END,
 };
 #undef P
@@ -77,6 +86,7 @@ static int distribution_create(struct sb_rt *rt, const void *params, void **stat
 	d->dedicated = p->distributor == DIST_DEDICATED && n > 1;
 	d->poll_us = (uint64_t)p->distributor_poll_us;
 	d->busy_pause = (uint64_t)p->busy_pause;
+	d->busy_yield = p->busy_yield;
 	/* dedicated: worker 0 is in the mode before any worker asks for work, and never leaves */
 	atomic_init(&d->distributor, d->dedicated ? 0 : NOBODY);
 	atomic_init(&d->in_mode, d->dedicated ? 1 : 0);

@@ -14,6 +14,7 @@ struct distribution_params {
 	int distributor; /* DIST_* */
 	int64_t distributor_poll_us;
 	int64_t busy_pause;
+	bool busy_yield;
 };
 
 #define NOBODY (-1)
@@ -37,6 +38,7 @@ struct distribution {
 	bool dedicated;
 	uint64_t poll_us;
 	uint64_t busy_pause; /* pause instructions per (i-2) round beyond the core's one */
+	bool busy_yield;     /* (i-2) rounds end in a yield (out->yield) */
 	struct dist_worker *w;
 	_Alignas(SB_CACHELINE) _Atomic int distributor; /* worker in the mode, or NOBODY */
 	_Atomic int in_mode;                            /* workers between enter and leave */

@@ -116,8 +116,15 @@ struct sb_task *distribution_idle(void *st, unsigned self, struct sb_idle *out)
 		return NULL;
 	if (!d->w[self].in_mode) {
 		/* (e) with (i-3) applied first: with no other worker active there is nothing to
-		 * distribute from or to, and entering would only mean leaving again at once */
-		if (d->dedicated || !others_active(d, self) || !try_enter(d, self))
+		 * distribute from or to, and entering would only mean leaving again at once. And (f)
+		 * is final, as in the memo ((f-1): only activation leads back to (c)): a worker that
+		 * has announced its deactivation -- the core's re-check in suspend() -- does not enter.
+		 * Entering there made the two last awake workers trade the mode for ever: the
+		 * distributor sees the announcement and leaves at (i-3), the announcing worker's
+		 * re-check finds the mode free and enters, stays awake for the other, and so on at
+		 * every worker_try_count (1.5 of 2 cores busy on sparse arrivals; PAPER §4.4). */
+		if (d->dedicated || sb_worker_suspended(d->rt, self) || !others_active(d, self) ||
+		    !try_enter(d, self))
 			return NULL; /* (f): the core deactivates this worker after its empty rounds */
 	}
 
@@ -155,6 +162,7 @@ struct sb_task *distribution_idle(void *st, unsigned self, struct sb_idle *out)
 		for (uint64_t i = 0; i < d->busy_pause; i++)
 			sb_cpu_relax();
 		out->stay_awake = true;
+		out->yield = d->busy_yield; /* distribution.c: the busy loop */
 		return NULL;
 	}
 	/* (i-3): no other worker is active: leave the mode and deactivate. The memo's race: a

@@ -128,3 +128,79 @@ ParameterizedTest(struct t_case *c, family, distribution_loses_nothing, .timeout
 	}
 	sb_rt_destroy(rt);
 }
+
+/* ---- distribution: the workers fall asleep after sparse jobs, and the busy loop yields ---- */
+
+#define DQ_EPISODES 40
+
+static enum sb_result dq_work(struct sb_task *t)
+{
+	(void)t;
+	sb_work_ns(2000000); /* long enough that the worker woken by the wake chain finds it busy */
+	return SB_DONE;
+}
+
+/* DQ_EPISODES times: every worker asleep, one job of one task, every worker asleep again. */
+static void dq_episodes(struct sb_rt *rt)
+{
+	struct sb_job_desc d = { .work_level = SB_WL_JOIN, .teardown = SB_TEARDOWN_TASK };
+	sb_thread_attach(rt);
+	for (unsigned k = 0; k < DQ_EPISODES; k++) {
+		t_wait_all_asleep(rt);
+		sb_job_put(t_run_job(rt, &d, dq_work, NULL));
+	}
+	sb_thread_detach();
+	t_wait_all_asleep(rt);
+}
+
+Test(family, distribution_falls_asleep, .timeout = 120)
+{
+	/* The task's worker wakes the other as the next searcher; that one finds nothing, enters
+	 * the mode and waits in (i-2) until the task's worker has run out of empty rounds and
+	 * announced its deactivation, then leaves at (i-3) and deactivates too: one (i-3) exit per
+	 * job at most (the other exits are (ii-2), the distributor taking the job's teardown task). A worker whose suspend() re-check could enter the mode (the announcing one,
+	 * the moment the distributor left) traded the mode with the other for thousands of
+	 * entries a second, until a race happened to put both to sleep (1,500 to 3,500 (i-3) exits
+	 * here, in every one of 10 runs with that entry planted back). The plain spin: the
+	 * distributor that sees the announcement first, which the trade needs, is the fastest. */
+	static const char *const sets[] = { "worker_suspend_timeout=60000000", "busy_yield=false", NULL };
+	struct sb_rt *rt = t_rt("distribution", 2, sets);
+	dq_episodes(rt);
+	uint64_t alone = stat_of(rt, "exits_none_active");
+	/* + 1: the workers' start, the same fall into sleep without a job */
+	cr_assert_leq(alone, DQ_EPISODES + 1, "%llu (i-3) exits for %d one-task jobs: the last two awake workers "
+					      "traded the mode instead of falling asleep",
+		      (unsigned long long)alone, DQ_EPISODES);
+	cr_assert_eq(stat_of(rt, "mode_entries"), stat_of(rt, "mode_exits"), "every entry was left");
+	t_done(rt);
+}
+
+ParameterizedTestParameters(family, distribution_busy_loop_yields)
+{
+	static struct t_case cases[] = {
+		{ "distribution", { "busy_yield=true" } },
+		{ "distribution", { "busy_yield=false" } },
+	};
+	return cr_make_param_array(struct t_case, cases, sizeof cases / sizeof cases[0]);
+}
+
+ParameterizedTest(struct t_case *c, family, distribution_busy_loop_yields, .timeout = 120)
+{
+	/* Each (i-2) round ends in a yield with busy_yield and never without; nothing else in
+	 * this policy asks the core for one (task_polling_wait is 0), so the workers' yields are
+	 * exactly the busy rounds or none. */
+	static const char *const sets[] = { "worker_try_count=50", "worker_suspend_timeout=60000000", NULL };
+	struct sb_rt *rt = case_rt(c, 2, sets);
+	dq_episodes(rt);
+	uint64_t busy = stat_of(rt, "busy_rounds"), yields = 0;
+	for (unsigned w = 0; w < 2; w++) {
+		uint64_t cnt[SB_NR_COUNTERS];
+		sb_rt_worker_counters(rt, w, cnt);
+		yields += cnt[SB_C_IDLE_YIELD];
+	}
+	cr_assert_gt(busy, 0, "the mode's busy loop never ran");
+	bool yield = strcmp(c->sets[0], "busy_yield=true") == 0;
+	cr_assert_eq(yields, yield ? busy : 0, "%s: %llu yields for %llu busy rounds", c->sets[0],
+		     (unsigned long long)yields, (unsigned long long)busy);
+	t_done(rt);
+}
