@@ -226,6 +226,16 @@ void *sb_worker_main(void *arg)
 			stolen = false;
 			if ((t = sb_suspend(w, &after_suspend, &stolen)))
 				run_here(w, t, stolen, &after_suspend);
+			else if (after_suspend)
+				/* Woken (or timed out) and the re-check found nothing: one round, then back
+				 * to sleep, as a woken searcher that finds nothing does in Go (idle.c).
+				 * Linux runs a woken worker on its waker's core, ahead of the waker; a
+				 * searcher woken by a worker that has just found its task (sb_found_work)
+				 * spun its worker_try_count rounds there while that task waited: 154 us of
+				 * a wake-up's 157 at the median on 2 cores (PAPER §4.4). The wake protocol
+				 * allows any worker to suspend after one round (worker_try_count 0, which
+				 * is what models/ check). */
+				empty = rt->cfg.worker_try_count;
 		}
 	}
 	if (w->searching)

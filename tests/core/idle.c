@@ -326,6 +326,45 @@ Test(idle, suspended_time_counts_while_asleep, .timeout = 30)
 	t_done(rt);
 }
 
+/* A worker woken from its suspension that finds nothing sleeps again after one round, whatever
+ * worker_try_count says (core/worker.c). The job's worker, woken by the submission, wakes its
+ * peer as the next searcher when it finds its task (sb_found_work); the peer finds nothing while
+ * that task runs. With the try count's spin it swept 100,000 times before sleeping again, on
+ * the core where Linux had put it ahead of its waker. */
+static enum sb_result ws_task(struct sb_task *t)
+{
+	(void)t;
+	sb_work_ns(5000000);
+	return SB_DONE;
+}
+
+Test(idle, woken_idle_worker_sleeps_after_one_round, .timeout = 60)
+{
+	static const char *const sets[] = { "busy_worker=false", "worker_suspend_timeout=60000000",
+					    "worker_try_count=100000", "inplace_teardown=true", NULL };
+	struct sb_rt *rt = t_rt("stealing", 2, sets);
+	t_wait_all_asleep(rt);
+	uint64_t a[2][SB_NR_COUNTERS], b[2][SB_NR_COUNTERS];
+	for (unsigned i = 0; i < 2; i++)
+		sb_rt_worker_counters(rt, i, a[i]);
+	sb_thread_attach(rt);
+	struct sb_job_desc d = { .work_level = SB_WL_JOIN, .teardown = SB_TEARDOWN_INPLACE };
+	sb_job_put(t_run_job(rt, &d, ws_task, NULL));
+	sb_thread_detach();
+	t_wait_all_asleep(rt);
+	for (unsigned i = 0; i < 2; i++)
+		sb_rt_worker_counters(rt, i, b[i]);
+	unsigned runner = b[0][SB_C_RUN] > a[0][SB_C_RUN] ? 0 : 1, peer = 1 - runner;
+	cr_assert_eq(b[runner][SB_C_RUN] - a[runner][SB_C_RUN], 1, "one task, on worker %u", runner);
+	cr_assert_eq(b[peer][SB_C_RUN], a[peer][SB_C_RUN], "the peer ran nothing");
+	uint64_t woken = b[peer][SB_C_WOKEN] - a[peer][SB_C_WOKEN];
+	uint64_t sweeps = b[peer][SB_C_STEAL_SWEEP] - a[peer][SB_C_STEAL_SWEEP];
+	cr_assert_geq(woken, 1, "the job's worker woke its peer as the next searcher");
+	cr_assert_leq(sweeps, woken, "the peer swept %llu times after %llu wake-ups: more than one round a wake-up",
+		      (unsigned long long)sweeps, (unsigned long long)woken);
+	t_done(rt);
+}
+
 /* Counters read while a worker runs one long task include the run so far: a window that opens
  * and closes inside one busy stretch counts it as busy (before, a stretch was counted only when
  * it ended, so a worker busy through a whole window read as never busy in it). */
