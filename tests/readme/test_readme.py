@@ -15,6 +15,7 @@ What the commands write under results/ is removed afterwards; results/paper/ is 
 """
 import argparse
 import concurrent.futures as cf
+import json
 import os
 import re
 import shutil
@@ -28,6 +29,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 COMMAND = re.compile(r"(make|scripts/\S+|schedbed|build/release/schedbed|gnuplot|bash)( |$)")
 SHORT = "--duration 0.2 --warmup 0.1"
 DIRTY = "ALLOW_DIRTY=1"  # a developer's tree is seldom clean; test_sweep.py checks the refusal itself
+# the README's sweep expands two descriptions with one repetition: a run per configuration
+MINE_RUNS = sum(len(json.load(open(os.path.join(ROOT, "sweeps", f + ".json")))["configs"]) for f in ("hybrid", "wake"))
 
 # README command -> (the command this test runs, in bash from the tree's root; what its output must hold).
 # {tmp} is a fresh directory, {run} a run directory made by the first bench.
@@ -88,8 +91,9 @@ RUN = {
     "scripts/sweep.py expand sweeps/hybrid.json sweeps/wake.json --out results/mine":
         (f"scripts/sweep.py expand sweeps/hybrid.json sweeps/wake.json --out {{tmp}}/mine --reps 1 {SHORT}",
          "manifest.jsonl"),
-    "scripts/sweep.py run results/mine": ("scripts/sweep.py run {tmp}/mine --allow-dirty", "all 14 runs finished"),
-    "scripts/sweep.py status results/mine": ("scripts/sweep.py status {tmp}/mine", "14 done"),
+    "scripts/sweep.py run results/mine": ("scripts/sweep.py run {tmp}/mine --allow-dirty",
+                                          f"all {MINE_RUNS} runs finished"),
+    "scripts/sweep.py status results/mine": ("scripts/sweep.py status {tmp}/mine", f"{MINE_RUNS} done"),
     "scripts/sweep.py collect results/mine": ("scripts/sweep.py collect {tmp}/mine", "runs.csv"),
     "scripts/experiments.py --report results/mine": ("scripts/experiments.py --report {tmp}/mine", "hybrid"),
     "scripts/ab.py": ("scripts/ab.py --help", "--a"),
