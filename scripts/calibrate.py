@@ -64,9 +64,8 @@ ORDER += [f"{g}_{q}" for g in ("park_busy", "park_idle", "over_100us", "over_1ms
 LONG_PARK = {k for k in ORDER if k.startswith(("park_long_after", "park_busy_", "park_idle_"))}
 CHAINS = (200000, 2000000)  # two chain lengths: the difference cancels start-up and end
 JOBS = (100000, 1000000)  # two counts of one-task jobs, for `job` alike
-# patterns' kernels, each at 0 iterations and at this many (serial, 1 worker, KERNEL_JOBS jobs of the
-# default 400-task stencil): the slope is the kernel's alone. memory_bound passes over the default
-# 8 KiB scratch (1,024 doubles).
+# patterns' kernels, each at 0 iterations and at this many (serial, 1 worker, KERNEL_JOBS jobs of the default
+# 400-task stencil): the slope is the kernel's alone. memory_bound passes over the 8 KiB scratch (1,024 doubles).
 KERNELS = {"compute_iter": ("compute_bound", 4096, 1), "memory_double": ("memory_bound", 64, 1024)}
 KERNEL_JOBS = 50
 REMOTE_ROUNDS = 27  # spread over the calibration: what a job crossing threads costs changes from one second to the next
