@@ -75,6 +75,9 @@ def check_pool(sides, across=()):
 
 
 LOCK_METRIC = "lock wait %"
+CORES_METRIC = "cores used"
+# a metric that is a cost, not a speed: B uses fewer or more of it, never "faster"
+WORDS = {CORES_METRIC: {"faster": "fewer", "slower": "more"}}
 
 
 def lock_share(run):
@@ -89,7 +92,8 @@ def metrics(runs):
     """[(metric name, higher is better, values per run)]: throughput, then p50 and p99 of all jobs
     and of every class (in the workload's order) that each run finished jobs of, then the share of
     busy time spent waiting for the core's locks (a cause, not a result: it says why throughput
-    moved) where the runs counted it."""
+    moved) where the runs counted it, and the cores the process used in the window (what a
+    faster side may have paid for its speed, or an idle policy burns)."""
     out = [("throughput (jobs/s)", True, [r["summary"]["throughput"] for r in runs])]
     classes = ["all"] + [c for c in runs[0]["meta"].get("workload", {}).get("classes", [])
                          if all(r["summary"]["classes"].get(c, {}).get("count") for r in runs)]
@@ -100,6 +104,9 @@ def metrics(runs):
     locks = [lock_share(r) for r in runs]
     if any(x is not None for x in locks):
         out.append((LOCK_METRIC, False, locks))
+    cores = [r["summary"].get("cpu", {}).get("window_cores") for r in runs]
+    if any(x is not None for x in cores):
+        out.append((CORES_METRIC, False, cores))
     return out
 
 
@@ -116,7 +123,7 @@ def verdict(a, b, higher_is_better):
 
 
 def fmt(v, higher_is_better, name=""):
-    if name == LOCK_METRIC:
+    if name in (LOCK_METRIC, CORES_METRIC):
         return f"{v:.2f}"
     if higher_is_better:
         return f"{v:,.0f}"
@@ -135,6 +142,7 @@ def rows(runs_a, runs_b, only=None):
         if m not in ma or all(x is None for x in ma[m][1]) or all(x is None for x in vb):
             continue
         said, ca, cb = verdict(ma[m][1], vb, hib)
+        said = WORDS.get(m, {}).get(said, said)
         out.append({"metric": m, "higher_is_better": hib,
                     "a_median": ca[0], "a_low": ca[1], "a_high": ca[2], "a_runs": sum(x is not None for x in ma[m][1]),
                     "b_median": cb[0], "b_low": cb[1], "b_high": cb[2], "b_runs": sum(x is not None for x in vb),

@@ -91,6 +91,24 @@ def test_lock_waits_are_a_metric_where_counted(tmp):
     assert "48.00 [" in got["lock wait %"], got["lock wait %"]
 
 
+def test_cores_used_is_a_metric_with_its_own_words(tmp):
+    """The cores the process used in the window get a line where the runs recorded them: a cost, so
+    B uses "fewer" or "more", never "faster"; overlapping samples stay no difference."""
+    a = side("a", [1000] * 5, [5e6] * 5)
+    b = side("b", [1000] * 5, [5e6] * 5)
+    assert "cores used" not in lines_by_metric(sbverdict.table("A", a, "B", b))
+    for r, c in zip(a + b, [1.9, 1.95, 1.85, 1.92, 1.88, 0.2, 0.25, 0.22, 0.21, 0.24]):
+        r["summary"]["cpu"] = {"window_cores": c}
+    got = lines_by_metric(sbverdict.table("A", a, "B", b))
+    assert got["cores used"].split("  ")[-1].startswith("fewer"), got["cores used"]
+    assert "1.90 [" in got["cores used"], got["cores used"]
+    assert lines_by_metric(sbverdict.table("B", b, "A", a))["cores used"].split("  ")[-1].startswith("more")
+    assert [r["verdict"] for r in sbverdict.rows(a, b) if r["metric"] == "cores used"] == ["fewer"]
+    for r, c in zip(b, [1.9, 1.8, 2.0, 1.85, 1.95]):
+        r["summary"]["cpu"] = {"window_cores": c}
+    assert lines_by_metric(sbverdict.table("A", a, "B", b))["cores used"].endswith(sbstats.NO_DIFFERENCE)
+
+
 def refused(sides, want, across=()):
     try:
         sbverdict.check_pool(sides, across)
