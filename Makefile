@@ -73,8 +73,25 @@ $(eval $(call variant,clang,$$(CLANG_FLAGS)))
 
 # ---- the schedbed program ----
 HARNESS_SRC := $(wildcard harness/*.c)
-# Compiled into meta.json: where the sources are (for git) and the flags the program was built with.
-HARNESS_DEFS := -DSB_SRCDIR='"$(CURDIR)"' -DSB_BUILD_CFLAGS='"$(strip $(BASE_CFLAGS)) $(RELEASE_FLAGS)"'
+# Compiled into meta.json: where the sources are (for the cost tables), the commit they are and
+# whether the tree differed from it (SOURCE_STATE), and the flags the program was built with.
+SOURCE_STATE := $(B)/source-state.h
+HARNESS_DEFS := -DSB_SRCDIR='"$(CURDIR)"' -DSB_SOURCE_STATE='"$(abspath $(SOURCE_STATE))"' \
+	-DSB_BUILD_CFLAGS='"$(strip $(BASE_CFLAGS)) $(RELEASE_FLAGS)"'
+
+# Asked of git at every make and rewritten only when it changes, so that meta.o (and the programs)
+# are built again when the commit or the tree's cleanness moves, and only then. A changed tracked
+# file or an untracked one git does not ignore makes it dirty, as the sweep runner counts
+# (scripts/sbtree.py): either can change what is built.
+$(SOURCE_STATE): FORCE
+	@mkdir -p $(dir $@)
+	@sha=$$(git -C "$(CURDIR)" rev-parse HEAD 2>/dev/null) || sha=unknown; \
+	if [ "$$sha" = unknown ]; then d=-1; \
+	elif [ -n "$$(git --no-optional-locks -C "$(CURDIR)" status --porcelain 2>/dev/null)" ]; then d=1; else d=0; fi; \
+	printf '#define SB_SOURCE_SHA "%s"\n#define SB_SOURCE_DIRTY (%s)\n' "$$sha" "$$d" >$@.tmp; \
+	if cmp -s $@.tmp $@; then rm -f $@.tmp; else mv -f $@.tmp $@; fi
+FORCE:
+$(foreach v,release tsan asan clang,$(B)/$(v)/harness/meta.o): $(SOURCE_STATE)
 
 $(B)/release/harness/%.o: harness/%.c $(HDRS) | deps
 	@mkdir -p $(dir $@)

@@ -21,59 +21,36 @@
 #include "../core/config.h"
 #include "bench.h"
 
-#ifndef SB_SRCDIR
-#define SB_SRCDIR "."
-#endif
 #ifndef SB_BUILD_CFLAGS
 #define SB_BUILD_CFLAGS "unknown"
 #endif
 
-/* First line of a shell command's output, or "" (git may be missing or the tree not a repo). */
-static void first_line(const char *cmd, char *buf, size_t len, bool *any)
-{
-	buf[0] = 0;
-	*any = false;
-	FILE *p = popen(cmd, "r");
-	if (!p)
-		return;
-	if (fgets(buf, (int)len, p)) {
-		*any = true;
-		buf[strcspn(buf, "\r\n")] = 0;
-	}
-	char sink[256];
-	while (fgets(sink, sizeof sink, p))
-		;
-	if (pclose(p) != 0) {
-		buf[0] = 0;
-		*any = false;
-	}
-}
+/* The commit the program was built from and whether the tree differed from it then, written by
+ * the Makefile at every build (build/source-state.h, rewritten only when it changes, so that
+ * meta.o is compiled again exactly when the state does). Compiled in rather than asked of git at
+ * run time: a binary is the code it was built from, whatever checkout it later runs beside (a
+ * copied build of an older commit, a tree moved on since the last make), and it needs no git. */
+#ifdef SB_SOURCE_STATE
+#include SB_SOURCE_STATE
+#endif
+#ifndef SB_SOURCE_SHA
+#define SB_SOURCE_SHA "unknown"
+#define SB_SOURCE_DIRTY (-1)
+#endif
 
 static void git_facts(struct bench_host *h)
 {
-	bool any;
-	/* Programs carried to another machine (scripts/carry.sh run) name the commit they were built
-	 * from, recorded when they were packed: that is the code measured, whatever checkout (or stale
-	 * copy of one) they run beside, so it wins over asking git here */
+	/* Programs carried to another machine (scripts/carry.sh run), or an earlier commit's build
+	 * run beside this one (scripts/targets.sh), may name their commit in the environment: built
+	 * before the state was compiled in, they cannot say it themselves */
 	const char *sha = getenv("SCHEDBED_SOURCE_SHA"), *dirty = getenv("SCHEDBED_SOURCE_DIRTY");
 	if (sha && *sha) {
 		snprintf(h->git_sha, sizeof h->git_sha, "%s", sha);
 		h->git_dirty = !dirty || strcmp(dirty, "0") != 0;
 		return;
 	}
-	/* the path goes through the environment so that no quoting of it is needed */
-	setenv("SCHEDBED_SRCDIR", SB_SRCDIR, 1);
-	first_line("git -C \"$SCHEDBED_SRCDIR\" rev-parse HEAD 2>/dev/null", h->git_sha, sizeof h->git_sha, &any);
-	if (!h->git_sha[0]) {
-		snprintf(h->git_sha, sizeof h->git_sha, "unknown");
-		h->git_dirty = -1;
-		return;
-	}
-	char line[512];
-	/* --no-optional-locks: reading the state must not rewrite the index */
-	first_line("git --no-optional-locks -C \"$SCHEDBED_SRCDIR\" status --porcelain --untracked-files=no 2>/dev/null",
-		   line, sizeof line, &any);
-	h->git_dirty = any ? 1 : 0;
+	snprintf(h->git_sha, sizeof h->git_sha, "%s", SB_SOURCE_SHA);
+	h->git_dirty = SB_SOURCE_DIRTY;
 }
 
 /* CPU model, counts and shape all from hwloc, the library that also pins the workers, so that

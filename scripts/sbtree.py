@@ -72,7 +72,8 @@ def check_commit(out, tree):
         return None
     if not tree["dirty"] and sha != tree["sha"]:
         return (f"meta.json records commit {sha[:12]}, the tree is at {tree['sha'][:12]}: "
-                f"the program was built from another tree")
+                f"the program was built from another commit (build it again: make schedbed)")
     if not tree["dirty"] and made["dirty"]:
-        return "meta.json says the program's tree was dirty when it ran (or does not say); the runner found it clean"
+        return ("meta.json says the program was built from a tree with changes (or does not say); the runner "
+                "found it clean (build it again: make schedbed)")
     return None

@@ -15,6 +15,7 @@ import argparse
 import csv
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -111,7 +112,8 @@ def test_carried_programs_name_their_commit(tmp):
     """Programs carried to another machine: schedbed's meta.json and the sweep runner take the
     commit carry.sh recorded, clean or dirty as it was packed, where git is missing and also where
     git answers for a checkout beside them (a copy of one can be stale: the packed commit is the
-    code that runs); with no record and no git the result says its commit is unknown."""
+    code that runs); with no record the program names the commit it was built from, asking no git
+    when it runs, not even one pointed at another repository."""
     carry = os.path.join(tmp, "carry")
     os.makedirs(os.path.join(carry, "lib"))
     for dirty, path in (("0", ["PATH=/nonexistent"]), ("1", ["PATH=/nonexistent"]), ("0", [])):
@@ -129,10 +131,19 @@ def test_carried_programs_name_their_commit(tmp):
         p = subprocess.run([os.path.join(ROOT, "scripts", "carry.sh"), "run", carry, "/usr/bin/python3", "-c", probe],
                            capture_output=True, text=True, timeout=60, cwd=ROOT)
         assert p.returncode == 0 and "0123456789abcdef" in p.stdout and ("[]" in p.stdout) == (dirty == "0"), p.stdout
-    out = os.path.join(tmp, "bare")
-    subprocess.run(["/usr/bin/env", "PATH=/nonexistent", SCHEDBED, "run", "--policy", "serial", "--workload", "tiny",
-                    "--threads", "1", "--jobs", "20", "-q", "-o", out], capture_output=True, timeout=60, check=True)
-    assert json.load(open(os.path.join(out, "meta.json")))["git"]["sha"] == "unknown"
+    # the build's own state, as the Makefile compiled it in
+    with open(os.path.join(os.path.dirname(os.path.dirname(SCHEDBED)), "source-state.h")) as f:
+        built = re.search(r'SB_SOURCE_SHA "([0-9a-f]{40})"', f.read()).group(1)
+    other = os.path.join(tmp, "other")
+    os.makedirs(other)
+    for args in (["git", "init", "-q", other], ["git", "-C", other, "-c", "user.name=t", "-c", "user.email=t@e",
+                                                 "commit", "-q", "--allow-empty", "-m", "another repository"]):
+        subprocess.run(args, check=True, capture_output=True)
+    for env in (["PATH=/nonexistent"], [f"GIT_DIR={os.path.join(other, '.git')}"]):
+        out = os.path.join(tmp, "bare" + str(len(env[0])))
+        subprocess.run(["/usr/bin/env", *env, SCHEDBED, "run", "--policy", "serial", "--workload", "tiny", "--threads",
+                        "1", "--jobs", "20", "-q", "-o", out], capture_output=True, timeout=60, check=True)
+        assert json.load(open(os.path.join(out, "meta.json")))["git"]["sha"] == built, env
 
 
 def test_pack_without_the_simulator(tmp):

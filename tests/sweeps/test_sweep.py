@@ -451,7 +451,7 @@ def test_dirty_tree_is_refused(tmp):
     with open(os.path.join(fake, "meta.json"), "w") as f:
         json.dump({"git": {"sha": "a" * 40, "dirty": False}}, f)
     assert sbtree.check_commit(fake, {"sha": "a" * 40, "dirty": False}) is None
-    assert "another tree" in sbtree.check_commit(fake, {"sha": "b" * 40, "dirty": False})
+    assert "another commit" in sbtree.check_commit(fake, {"sha": "b" * 40, "dirty": False})
     with open(os.path.join(fake, "meta.json"), "w") as f:
         json.dump({"git": {"sha": "unknown", "dirty": None}}, f)
     assert "no git sha" in sbtree.check_commit(fake, {"sha": None, "dirty": True})
