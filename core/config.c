@@ -19,6 +19,9 @@ const struct sb_param sb_core_params[] = {
 	SB_PARAM_BOOL(C, busy_worker, 0, "never suspend idle workers"),
 	SB_PARAM_BOOL(C, wake_fence, 0, "wake checks pay a seq_cst fence per placement instead of a membarrier per suspension"),
 	SB_PARAM_INT(C, worker_try_count, 1000, 0, 1000000000, "empty rounds before a worker suspends"),
+	/* not jogasaki's: its spin never yields, which holds a core that a preempted worker or
+	 * request thread needs whenever threads outnumber cores (PAPER §4.4) */
+	SB_PARAM_INT(C, worker_spin_yield, 32, 0, 1000000000, "empty rounds between yields of the core while spinning before a suspension; 0 never (the memo's plain spin)"),
 	SB_PARAM_INT(C, worker_suspend_timeout, 1000000, 1, 3600000000, "us a suspended worker sleeps unless woken"),
 	SB_PARAM_INT(C, watcher_interval, 1000, 1, 60000000, "us the conditional-task watcher sleeps between checks"),
 	SB_PARAM_BOOL(C, use_preferred_worker_for_current_thread, 1, "a thread submits to its fixed preferred worker (else round robin)"),

@@ -220,6 +220,7 @@ struct sb_config {
 	bool busy_worker;                /* never suspend */
 	bool wake_fence;                 /* producer-side fence, not the sleeper's membarrier */
 	int64_t worker_try_count;        /* empty rounds before suspending */
+	int64_t worker_spin_yield;       /* empty rounds between the spin's yields; 0 never */
 	int64_t worker_suspend_timeout;  /* us */
 	int64_t watcher_interval;        /* us, conditional-task watcher sleep */
 	bool use_preferred_worker_for_current_thread;

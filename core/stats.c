@@ -37,6 +37,7 @@ const char *const sb_counter_names[SB_NR_COUNTERS] = {
 	[SB_C_LOCK_WAITS] = "lock_waits",
 	[SB_C_LOCK_NS] = "lock_wait_ns",
 	[SB_C_IDLE_YIELD] = "idle_yields",
+	[SB_C_SPIN_YIELD] = "spin_yields",
 	[SB_C_JOB_WAIT] = "job_waits",
 	[SB_C_JOB_WAKE] = "job_wakes",
 };
@@ -74,6 +75,8 @@ const char *const sb_counter_help[SB_NR_COUNTERS] = {
 	[SB_C_LOCK_NS] = "ns this thread waited for those locks",
 	[SB_C_IDLE_YIELD] = "times the worker, out of work, gave its CPU away because the policy said its wait needs another "
 			    "thread to run (global's claim-lock waiters; workers only)",
+	[SB_C_SPIN_YIELD] = "times the worker, spinning out of work before it suspends, offered its CPU to any thread "
+			    "waiting for it (every worker_spin_yield empty rounds; workers only)",
 	[SB_C_JOB_WAIT] = "times this thread parked waiting for a job to end (request threads; a park per wait, "
 			  "however many jobs ended meanwhile)",
 	[SB_C_JOB_WAKE] = "futex wake-ups this thread sent to threads waiting for a job it ended (not in wakes_sent, "

@@ -45,6 +45,7 @@ enum sb_counter {
 	SB_C_LOCK_WAITS,   /* the core's shared locks (task depot, queue segments) found taken */
 	SB_C_LOCK_NS,      /* ... and the time spent waiting for them */
 	SB_C_IDLE_YIELD,   /* worker: CPU given away between idle rounds on the policy's word (sb_idle.yield) */
+	SB_C_SPIN_YIELD,   /* worker: CPU given away while spinning before a suspension (worker_spin_yield) */
 	SB_C_JOB_WAIT,     /* parks waiting for a job to end (sb_job_wait: request threads) */
 	SB_C_JOB_WAKE,     /* wake-ups of those, sent by the thread that ended the job */
 	SB_NR_COUNTERS

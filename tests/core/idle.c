@@ -365,6 +365,42 @@ Test(idle, woken_idle_worker_sleeps_after_one_round, .timeout = 60)
 	t_done(rt);
 }
 
+/* The spin before a suspension offers the core every worker_spin_yield empty rounds (a woken
+ * worker stacked on its submitter's core gives it back, PAPER §4.4), and never with 0, the
+ * memo's plain spin. One worker, one job: after its tasks the worker spins rounds 0 to
+ * worker_try_count, a yield at each round r with (r + 1) % 32 == 0 (31 of the 1001), and
+ * suspends; every other suspension of the window (a wake-up's one round) adds at most that. */
+static void spin_yields(const char *yield_set, uint64_t *yields, uint64_t *suspends)
+{
+	const char *sets[] = { "busy_worker=false", "worker_suspend_timeout=60000000", "worker_try_count=1000",
+			       yield_set, NULL };
+	struct sb_rt *rt = t_rt("stealing", 1, sets);
+	t_wait_all_asleep(rt);
+	uint64_t a[SB_NR_COUNTERS], b[SB_NR_COUNTERS];
+	sb_rt_worker_counters(rt, 0, a);
+	sb_thread_attach(rt);
+	struct sb_job_desc d = { .work_level = SB_WL_JOIN };
+	sb_job_put(t_run_job(rt, &d, ws_task, NULL));
+	sb_thread_detach();
+	t_wait_all_asleep(rt);
+	sb_rt_worker_counters(rt, 0, b);
+	*yields = b[SB_C_SPIN_YIELD] - a[SB_C_SPIN_YIELD];
+	*suspends = b[SB_C_SUSPEND] - a[SB_C_SUSPEND];
+	t_done(rt);
+}
+
+Test(idle, spin_yields_every_worker_spin_yield_rounds, .timeout = 60)
+{
+	uint64_t yields, suspends;
+	spin_yields("worker_spin_yield=32", &yields, &suspends);
+	cr_assert_geq(suspends, 1, "the worker went back to sleep");
+	cr_assert(yields >= 31 && yields <= 31 * suspends, "%llu yields over %llu suspensions: 31 for the spin after "
+							  "the job, at most 31 a suspension",
+		  (unsigned long long)yields, (unsigned long long)suspends);
+	spin_yields("worker_spin_yield=0", &yields, &suspends);
+	cr_assert_eq(yields, 0, "worker_spin_yield=0 (the plain spin) yielded %llu times", (unsigned long long)yields);
+}
+
 /* Counters read while a worker runs one long task include the run so far: a window that opens
  * and closes inside one busy stretch counts it as busy (before, a stretch was counted only when
  * it ended, so a worker busy through a whole window read as never busy in it). */

@@ -483,9 +483,10 @@ def long_parks(sb, tmp):
         with open(paths[k], "w") as g:
             g.write(base + extra)
     # one request thread pausing 100 us (exponential) before each job: a 1 ms lateness per pause
-    # is most of a job's cycle
+    # is most of a job's cycle. The memo's plain spin: its 1000 rounds end before most pauses do
+    # (with a yield every 32 rounds the spin is longer by their price, and outlasts many)
     one = ["--policy", "stealing", "--workload", "wake", "--set", "clients=1", "--set", "gap_us=100",
-           "--set", "from_task_pct=0", "-d", "0.3", "--warmup", "0.05"]
+           "--set", "from_task_pct=0", "--set", "worker_spin_yield=0", "-d", "0.3", "--warmup", "0.05"]
     res = {}
     for k, threads, d in (("none", 1, "none"), ("over", 1, "over"), ("over", 1, "over2"),
                           ("idle-slow", 1, "idle-slow"), ("busy-slow", 1, "busy-slow"),
@@ -805,8 +806,10 @@ def wake_stacking(sb, tmp):
     paths["noslice"] = os.path.join(tmp, "costs-stack-noslice.txt")
     with open(paths["noslice"], "w") as g:
         g.write(base_table(sb) + stack(1))
+    # the memo's plain spin, which holds a core it is stacked on (a yield every worker_spin_yield
+    # rounds hands it back, and so hides what stacking costs)
     args = ["--policy", "stealing", "--workload", "wake", "--threads", "2", "--sim-cores", "2",
-            "--set", "worker_try_count=1000", "-d", "0.3", "--warmup", "0.05"]
+            "--set", "worker_try_count=1000", "--set", "worker_spin_yield=0", "-d", "0.3", "--warmup", "0.05"]
     p50, jobs = {}, {}
     for k, d in (("none", "none"), ("zero", "zero"), ("one", "one"), ("one", "one2")):
         out = os.path.join(tmp, "stack-" + d)
