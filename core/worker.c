@@ -158,8 +158,8 @@ static void polling_wait(struct sb_worker *w, const struct sb_config *c)
  * worker_spin_yield rounds. Linux runs a woken thread on its waker's core, ahead of it, and
  * a worker woken to take a task submitted from a running one (a job's child) then spins its
  * worker_try_count rounds there after running it, while the preempted submitter waits for the
- * core, the other cores idle: 150 us of a request's 2 us task on `wake`, its p99 222 us
- * against 89 us without the spin (PAPER §4.4). A yield lets whatever waits for the core run
+ * core, the other cores idle: 150 us of a request's 2 us task on `wake`, its p99 232 us
+ * against 78 us without the spin (PAPER §4.4). A yield lets whatever waits for the core run
  * and costs a system call when nothing does. Not with busy_worker, which never suspends and
  * keeps the memo's plain spin, nor in a policy's own wait (sb_idle's yield and stay_awake:
  * the distribution mode's busy loop has busy_yield). */
