@@ -5,6 +5,7 @@
  */
 #include <errno.h>
 #include <linux/membarrier.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -66,7 +67,14 @@ int sb_exec_thread_start(struct sb_xthread *th, const char *name, void *(*fn)(vo
 {
 	if (sb_exec_virtual())
 		return sb_exec_vt->thread_start(th, name, fn, arg);
-	return -pthread_create(&th->pt, NULL, fn, arg);
+	int e = pthread_create(&th->pt, NULL, fn, arg);
+	if (e)
+		return -e;
+	/* perf, top and gdb show it; a name longer than the kernel's 15 bytes is cut, not refused */
+	char comm[16];
+	snprintf(comm, sizeof comm, "%s", name);
+	pthread_setname_np(th->pt, comm);
+	return 0;
 }
 
 void sb_exec_thread_join(struct sb_xthread *th)

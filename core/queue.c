@@ -12,6 +12,9 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include "queue.h"
 
@@ -142,8 +145,34 @@ static void seg_reclaim(struct rcu_head *h)
 	sb_fifo_seg_unused(caa_container_of(h, struct sb_fifo_seg, rcu));
 }
 
+/* liburcu's reclamation thread (its default call_rcu thread, created at the first call_rcu of
+ * the process) runs a grace period for each batch of retired segments, some 100 us of CPU with
+ * membarrier IPIs, hundreds of times a second while queues turn over. At the workers' priority
+ * it took a worker's core in the middle of a task whenever the workers had every core: on 2 cores
+ * 174 of a fifo `patterns` run's 200 worker stalls over 100 us were its turns, and a stalled task
+ * on a job's critical path stretches the job (PAPER.md §4.11). Late reclamation costs the pool
+ * only a few more segments, so the thread runs at nice 19. Not SCHED_IDLE: with the tests'
+ * processes sharing 2 cores its share was too small to reuse the segments a 4M-task fork-join
+ * retires (queues::forkjoin_never_runs_on_spawner allocated 6,360 of its bound of 6,144). Set
+ * from a callback because liburcu creates the thread itself; a kernel that refuses leaves it
+ * at the process's priority, as before. */
+static struct rcu_head reclaimer_head;
+static pthread_once_t reclaimer_once = PTHREAD_ONCE_INIT;
+
+static void reclaimer_lower(struct rcu_head *h)
+{
+	(void)setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), 19); /* this thread only (Linux) */
+	pthread_setname_np(pthread_self(), "urcu-reclaim");
+}
+
+static void reclaimer_setup(void)
+{
+	urcu_memb_call_rcu(&reclaimer_head, reclaimer_lower);
+}
+
 void sb_fifo_seg_retire(struct sb_fifo_seg *s)
 {
+	pthread_once(&reclaimer_once, reclaimer_setup);
 	urcu_memb_call_rcu(&s->rcu, seg_reclaim);
 }
 

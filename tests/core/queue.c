@@ -8,6 +8,11 @@
  * every token is taken exactly once, that nothing is lost, and for sb_fifo that each consumer
  * sees each producer's tokens in order.
  */
+#include <dirent.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
 #include "../common.h"
 #include "../queue_stress.h"
 
@@ -150,6 +155,52 @@ Test(queues, fifo_memory_stays_bounded, .timeout = 60)
 	uint64_t fresh = sb_fifo_segments_allocated() - before;
 	cr_assert_lt(fresh, N / SB_FIFO_SEG / 10, "%llu fresh segments for %d tasks: retired ones are not reused",
 		     (unsigned long long)fresh, N);
+	sb_fifo_fini(&q);
+	rcu_off();
+}
+
+/* The reclamation thread must not take a busy worker's core (core/queue.c): the first retired
+ * segment of the process lowers it to nice 19. After a segment has been retired and the
+ * callbacks queued so far have run (urcu_memb_barrier), the thread named urcu-reclaim is the
+ * one thread of this process at nice 19, and the test's own thread is where it was. */
+Test(queues, reclaimer_runs_at_nice_19)
+{
+	rcu_on();
+	errno = 0;
+	int mine = getpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid));
+	cr_assert_eq(errno, 0);
+	struct sb_task tk;
+	struct sb_fifo q;
+	sb_fifo_init(&q);
+	for (int i = 0; i < 2 * SB_FIFO_SEG; i++) {
+		sb_fifo_push(&q, &tk);
+		cr_assert_eq(sb_fifo_pop(&q), &tk);
+	}
+	urcu_memb_barrier();
+	DIR *d = opendir("/proc/self/task");
+	cr_assert(d);
+	int lowered = 0, named = 0;
+	for (struct dirent *e; (e = readdir(d));) {
+		if (e->d_name[0] == '.')
+			continue;
+		int tid = atoi(e->d_name);
+		char path[64], comm[32] = "";
+		snprintf(path, sizeof path, "/proc/self/task/%d/comm", tid);
+		FILE *f = fopen(path, "r");
+		cr_assert(f);
+		cr_assert(fgets(comm, sizeof comm, f));
+		fclose(f);
+		bool reclaimer = !strcmp(comm, "urcu-reclaim\n");
+		named += reclaimer;
+		if (getpriority(PRIO_PROCESS, (id_t)tid) == 19) {
+			lowered++;
+			cr_assert(reclaimer, "thread %d (%s) is at nice 19, not the reclaimer", tid, comm);
+		}
+	}
+	closedir(d);
+	cr_assert_eq(named, 1, "%d threads named urcu-reclaim", named);
+	cr_assert_eq(lowered, 1, "%d threads at nice 19", lowered);
+	cr_assert_eq(getpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid)), mine, "the caller's own priority moved");
 	sb_fifo_fini(&q);
 	rcu_off();
 }
