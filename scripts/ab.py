@@ -10,9 +10,9 @@ Writes a manifest of 2 x REPS runs (A B A B ..., repetition k of both with seed 
 that the machine's drift hits both alike and both see the same jobs) into DIR and runs it with
 the sweep runner (scripts/sweep.py: resumable, one run at a time, each run's status and log).
 Then one line per metric: throughput, p50 and p99 of all jobs and of every class, the share of
-the workers' busy time spent waiting for the core's locks (the task depot) and the cores used in
-the window, each side's median with its 95% bootstrap interval, and B "faster", "slower" (for
-cores: "fewer", "more") or "no difference measured" against A by the study's rule (sbstats.py: an ordering only when the intervals do not overlap);
+the workers' busy time spent waiting for the core's locks (the task depot), the cores used in
+the window and the peak resident memory, each side's median with its 95% bootstrap interval, and
+B "faster", "slower" (for cores: "fewer", "more"; for memory: "less", "more") or "no difference measured" against A by the study's rule (sbstats.py: an ordering only when the intervals do not overlap);
 the same figures go to DIR/verdict.csv for scripts.
 Runs whose settings or machines differ are never pooled (sbverdict.py).
 

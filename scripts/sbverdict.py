@@ -76,8 +76,9 @@ def check_pool(sides, across=()):
 
 LOCK_METRIC = "lock wait %"
 CORES_METRIC = "cores used"
-# a metric that is a cost, not a speed: B uses fewer or more of it, never "faster"
-WORDS = {CORES_METRIC: {"faster": "fewer", "slower": "more"}}
+MEMORY_METRIC = "peak memory (MiB)"
+# metrics that are a cost, not a speed: B uses fewer (less) or more of it, never "faster"
+WORDS = {CORES_METRIC: {"faster": "fewer", "slower": "more"}, MEMORY_METRIC: {"faster": "less", "slower": "more"}}
 
 
 def lock_share(run):
@@ -92,8 +93,9 @@ def metrics(runs):
     """[(metric name, higher is better, values per run)]: throughput, then p50 and p99 of all jobs
     and of every class (in the workload's order) that each run finished jobs of, then the share of
     busy time spent waiting for the core's locks (a cause, not a result: it says why throughput
-    moved) where the runs counted it, and the cores the process used in the window (what a
-    faster side may have paid for its speed, or an idle policy burns)."""
+    moved) where the runs counted it, the cores the process used in the window (what a faster
+    side may have paid for its speed, or an idle policy burns) and its peak resident memory (what
+    it may have paid in memory: queues that grow, segments reclaimed late)."""
     out = [("throughput (jobs/s)", True, [r["summary"]["throughput"] for r in runs])]
     classes = ["all"] + [c for c in runs[0]["meta"].get("workload", {}).get("classes", [])
                          if all(r["summary"]["classes"].get(c, {}).get("count") for r in runs)]
@@ -107,6 +109,9 @@ def metrics(runs):
     cores = [r["summary"].get("cpu", {}).get("window_cores") for r in runs]
     if any(x is not None for x in cores):
         out.append((CORES_METRIC, False, cores))
+    rss = [r["summary"].get("cpu", {}).get("peak_rss_kib") for r in runs]
+    if any(x is not None for x in rss):
+        out.append((MEMORY_METRIC, False, [x / 1024 if x is not None else None for x in rss]))
     return out
 
 
@@ -125,6 +130,8 @@ def verdict(a, b, higher_is_better):
 def fmt(v, higher_is_better, name=""):
     if name in (LOCK_METRIC, CORES_METRIC):
         return f"{v:.2f}"
+    if name == MEMORY_METRIC:
+        return f"{v:.1f}"
     if higher_is_better:
         return f"{v:,.0f}"
     for scale, unit in ((1e9, "s"), (1e6, "ms"), (1e3, "us")):

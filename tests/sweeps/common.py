@@ -88,9 +88,16 @@ def cli(tests, schedbed, prog):
 
 
 def run_tests(tests, header):
-    """Each test gets a fresh temporary directory; prints one line each and the tally."""
+    """Each test gets a fresh temporary directory; prints one line each and the tally. A test_
+    function of the calling module that the list leaves out is a failure: written and never run."""
     print(header, flush=True)
     passed = failed = 0
+    module = sys.modules[tests[0].__module__] if tests else None
+    listed = {t.__name__ for t in tests}
+    for name in sorted(n for n, f in vars(module).items() if n.startswith("test_") and callable(f)) if module else ():
+        if name not in listed:
+            failed += 1
+            print(f"  FAILED {name}: defined but not in the module's list of tests, so never run", flush=True)
     for t in tests:
         with tempfile.TemporaryDirectory(prefix="sweeptest-") as tmp:
             try:

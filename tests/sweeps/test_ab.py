@@ -109,6 +109,26 @@ def test_cores_used_is_a_metric_with_its_own_words(tmp):
     assert lines_by_metric(sbverdict.table("A", a, "B", b))["cores used"].endswith(sbstats.NO_DIFFERENCE)
 
 
+def test_peak_memory_is_a_metric_with_its_own_words(tmp):
+    """The process's peak resident memory gets a line where the runs recorded it, in MiB: a cost, so
+    B uses "less" or "more", never "faster" or "fewer"; overlapping samples stay no difference."""
+    a = side("a", [1000] * 5, [5e6] * 5)
+    b = side("b", [1000] * 5, [5e6] * 5)
+    assert "peak memory (MiB)" not in lines_by_metric(sbverdict.table("A", a, "B", b))
+    for r, k in zip(a + b, [41000, 42000, 40000, 43000, 41500, 66000, 70000, 64000, 72000, 68000]):
+        r["summary"]["cpu"] = {"peak_rss_kib": k}
+    rows = {r["metric"]: r for r in sbverdict.rows(a, b)}
+    assert rows["peak memory (MiB)"]["verdict"] == "more", rows
+    assert abs(rows["peak memory (MiB)"]["a_median"] - 41500 / 1024) < 1e-9, rows
+    got = lines_by_metric(sbverdict.table("A", a, "B", b))
+    line = [ln for m, ln in got.items() if m.startswith("peak memory")][0]
+    assert line.split("  ")[-1].startswith("more") and "40.5 [" in line, line
+    assert [r["verdict"] for r in sbverdict.rows(b, a) if r["metric"] == "peak memory (MiB)"] == ["less"]
+    for r, k in zip(b, [40500, 42500, 41000, 43500, 40000]):
+        r["summary"]["cpu"] = {"peak_rss_kib": k}
+    assert [r["verdict"] for r in sbverdict.rows(a, b) if r["metric"] == "peak memory (MiB)"] == [sbstats.NO_DIFFERENCE]
+
+
 def refused(sides, want, across=()):
     try:
         sbverdict.check_pool(sides, across)
@@ -223,7 +243,8 @@ def test_compare_refuses_one_policy_with_two_settings(tmp):
 
 
 TESTS = [test_clear_difference_is_faster_or_slower, test_overlapping_samples_are_no_difference,
-         test_lock_waits_are_a_metric_where_counted,
+         test_lock_waits_are_a_metric_where_counted, test_cores_used_is_a_metric_with_its_own_words,
+         test_peak_memory_is_a_metric_with_its_own_words,
          test_mismatched_settings_and_machines_are_refused, test_ab_command_alternates_and_gives_the_verdict,
          test_two_builds_each_with_its_own_commit, test_compare_refuses_one_policy_with_two_settings]
 
