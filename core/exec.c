@@ -51,6 +51,8 @@ const char *const sb_cost_names[SB_NR_COSTS] = {
 	[SB_COST_COLD_9 + 5] = "cold_14", [SB_COST_COLD_9 + 6] = "cold_15", [SB_COST_COLD_9 + 7] = "cold_16",
 	[SB_COST_COLD_9 + 8] = "cold_17", [SB_COST_COLD_9 + 9] = "cold_18", [SB_COST_COLD_9 + 10] = "cold_19",
 	[SB_COST_COLD_9 + 11] = "cold_20", [SB_COST_COLD_9 + 12] = "cold_21", [SB_COST_COLD_22] = "cold_22",
+	[SB_COST_NOISE_EVERY] = "noise_every", [SB_COST_NOISE_P10] = "noise_p10", [SB_COST_NOISE_P50] = "noise_p50",
+	[SB_COST_NOISE_P90] = "noise_p90", [SB_COST_NOISE_P99] = "noise_p99", [SB_COST_NOISE_P999] = "noise_p999",
 };
 
 void sb_exec_use(const struct sb_exec_ops *vt)

@@ -167,6 +167,20 @@ enum sb_cost {
 	 * each. Optional, all fourteen or none; without them a task costs `cold` beyond cold_after. */
 	SB_COST_COLD_9,
 	SB_COST_COLD_22 = SB_COST_COLD_9 + 13,
+	/* What the machine takes from a running thread without the program asking: interrupts, the
+	 * kernel's and the hypervisor's own work, other processes. sim/calibrate.c spins a thread on
+	 * every CPU reading the clock and counts each gap of 2 us or more: noise_every is the mean CPU
+	 * time between two such losses (ns, not a cost), noise_p10 .. noise_p999 their lengths. With
+	 * them every simulated stretch of CPU time loses what falls in it, drawn as a Poisson process
+	 * over the thread's CPU time, and ends that much later (counted as its CPU, as the kernel
+	 * counts it natively): a task stopped in the middle holds back whatever waits for it.
+	 * Optional, all six or none. */
+	SB_COST_NOISE_EVERY,
+	SB_COST_NOISE_P10,
+	SB_COST_NOISE_P50,
+	SB_COST_NOISE_P90,
+	SB_COST_NOISE_P99,
+	SB_COST_NOISE_P999,
 	SB_NR_COSTS
 };
 extern const char *const sb_cost_names[SB_NR_COSTS];

@@ -62,6 +62,7 @@ ORDER = ["push", "pop", "pop_empty", "steal", "steal_empty", "wake", "park", "pa
 ORDER += [f"{g}_{q}" for g in ("park_busy", "park_idle", "over_100us", "over_1ms")
           for q in ("p10", "p50", "p90", "p99", "p999")]
 LONG_PARK = {k for k in ORDER if k.startswith(("park_long_after", "park_busy_", "park_idle_"))}
+NOISE = ["noise_every"] + [f"noise_{q}" for q in ("p10", "p50", "p90", "p99", "p999")]
 CHAINS = (200000, 2000000)  # two chain lengths: the difference cancels start-up and end
 JOBS = (100000, 1000000)  # two counts of one-task jobs, for `job` alike
 # patterns' kernels, each at 0 iterations and at this many (serial, 1 worker, KERNEL_JOBS jobs of the default
@@ -344,6 +345,10 @@ def main():
         "# as comments (measured, not charged): with them the 2-core validation lost more than it gained.",
         "# over_100us_*, over_1ms_*: how late 1000 timed sleeps of 100 us and of 1 ms returned; a simulated",
         "# sleep or timed park's timeout returns that late (interpolated by its length).",
+        "# noise_every, noise_p*: a thread per CPU, pinned, spinning 1 s on the clock; each gap of 2 us or more is",
+        "# time the machine took (interrupts, the kernel, the hypervisor, other processes): noise_every the mean",
+        "# time between two, noise_p* their lengths. A simulated thread loses that much from its CPU time; as",
+        "# comments (measured, not charged) until a validation on this machine supports them.",
         "# slice: the median turn of two threads spinning on one CPU (1 s): with it, a run that shares its",
         "# cores (--sim-cores) hands them out in slices, a woken thread taking a core at once.",
         "# wake_stack_<R>us: of 60 wake-ups by a thread that has run R us since its own wake-up, the share in",
@@ -378,6 +383,10 @@ def main():
     # they gained on this project's 2-core host (PAPER.md §4.11); uncomment them to simulate with them
     lines += [("# " if k in LONG_PARK else "") + (f"{k} {cost[k]:.0f}" if k == "park_long_after"
                                                  else f"{k} {cost[k]:.1f}") for k in ORDER]
+    # absent where no spinning thread lost a gap; as comments: a model group is charged once a
+    # validation on this machine supports it (PAPER.md §4.11)
+    if all(k in cost for k in NOISE):
+        lines += [f"# noise_every {cost['noise_every']:.0f}"] + [f"# {k} {cost[k]:.1f}" for k in NOISE[1:]]
     if "slice" in cost:  # not measured where two threads cannot share one CPU
         lines.append(f"slice {cost['slice']:.0f}")
     # as comments, as the long parks: charged, they cost the 2-core validation more than they gained

@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 #include <urcu/urcu-memb.h>
 
 #include "../core/exec.h"
@@ -576,6 +577,15 @@ static bool wake_stack_costs(double share[SB_NR_WAKE_STACK], double duty[SB_NR_W
 #define SLICE_RUNS 512
 #define SLICE_NS 1000000000ull
 
+/* 0 when the calling thread now runs on cpu alone */
+static int pin_to(int cpu)
+{
+	cpu_set_t set;
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	return pthread_setaffinity_np(pthread_self(), sizeof set, &set);
+}
+
 struct slice_rec {
 	int cpu;
 	int n;
@@ -585,10 +595,7 @@ struct slice_rec {
 static void *slice_spinner(void *arg)
 {
 	struct slice_rec *r = arg;
-	cpu_set_t set;
-	CPU_ZERO(&set);
-	CPU_SET(r->cpu, &set);
-	if (pthread_setaffinity_np(pthread_self(), sizeof set, &set))
+	if (pin_to(r->cpu))
 		return NULL; /* not pinned: no turns to see, n stays 0 */
 	uint64_t start = sb_now_ns(), last = start, end = start + SLICE_NS;
 	while (last < end) {
@@ -629,6 +636,82 @@ static double slice_cost(void)
 	fprintf(stderr, "calibrate: two spinners on one CPU: %d turns, median %.0f us (p10 %.0f, p90 %.0f)\n", n,
 		q[1] / 1000, q[0] / 1000, q[2] / 1000);
 	return q[1];
+}
+
+/* ---- what the machine takes from a running thread ---- */
+
+/* One thread per online CPU, pinned, spins for NOISE_NS reading the clock; a gap of NOISE_GAP ns
+ * or more between two reads is time the thread did not have (an interrupt, the kernel's or the
+ * hypervisor's work, another process). All threads at once, as a run's workers spin or work on
+ * every CPU. noise_every: the threads' time less their gaps, over the gaps; noise_p*: the gaps'
+ * lengths. The simulator takes that much from each stretch of CPU time (sim/exec_sim.cpp). */
+#define NOISE_NS 1000000000ull
+#define NOISE_GAP 2000
+#define NOISE_MAX 65536
+
+struct noise_rec {
+	int cpu;
+	int n;
+	uint64_t lost, span;
+	double gap[NOISE_MAX];
+};
+
+static void *noise_spinner(void *arg)
+{
+	struct noise_rec *r = arg;
+	(void)pin_to(r->cpu); /* unpinned, it still sees the gaps */
+	uint64_t start = sb_now_ns(), last = start, end = start + NOISE_NS;
+	while (last < end) {
+		uint64_t t = sb_now_ns();
+		if (t - last >= NOISE_GAP && r->n < NOISE_MAX) {
+			r->gap[r->n++] = (double)(t - last);
+			r->lost += t - last;
+		}
+		last = t;
+	}
+	r->span = last - start;
+	return NULL;
+}
+
+/* false when no gap was seen (then the table has no noise) */
+static bool noise_costs(double *every, double q[5])
+{
+	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	ncpu = ncpu < 1 ? 1 : ncpu > 256 ? 256 : ncpu;
+	struct noise_rec *rec = calloc((size_t)ncpu, sizeof *rec);
+	pthread_t *th = calloc((size_t)ncpu, sizeof *th);
+	if (!rec || !th)
+		abort();
+	for (long i = 0; i < ncpu; i++) {
+		rec[i].cpu = (int)i;
+		if (pthread_create(&th[i], NULL, noise_spinner, &rec[i]))
+			abort();
+	}
+	uint64_t lost = 0, span = 0;
+	int n = 0;
+	for (long i = 0; i < ncpu; i++) {
+		pthread_join(th[i], NULL);
+		lost += rec[i].lost;
+		span += rec[i].span;
+		n += rec[i].n;
+	}
+	double *all = malloc((size_t)(n ? n : 1) * sizeof *all);
+	if (!all)
+		abort();
+	int k = 0;
+	for (long i = 0; i < ncpu; i++)
+		for (int j = 0; j < rec[i].n; j++)
+			all[k++] = rec[i].gap[j];
+	if (n)
+		percentiles(all, n, q);
+	*every = n ? (double)(span - lost) / n : 0;
+	fprintf(stderr, "calibrate: %ld spinning threads lost %.2f%% of their time in %d gaps of %d ns or more "
+		"(median %.1f us, p99 %.1f us)\n", ncpu, span ? 100.0 * (double)lost / (double)span : 0.0, n,
+		NOISE_GAP, n ? q[1] / 1000 : 0.0, n ? q[3] / 1000 : 0.0);
+	free(all);
+	free(th);
+	free(rec);
+	return n > 0;
 }
 
 /* ---- a task whose memory lies far back in the caches ---- */
@@ -744,6 +827,11 @@ int main(void)
 			printf("%s %.3f\n", sb_cost_names[SB_COST_WAKE_STACK_DUTY_5 + k], duty[k]);
 	} else
 		fprintf(stderr, "calibrate: sched_getcpu is not available: no wake_stack\n");
+	double every, nq[5];
+	if (noise_costs(&every, nq)) {
+		printf("noise_every %.0f\n", every);
+		print_group("noise", nq);
+	}
 	double slice = slice_cost();
 	if (slice > 0)
 		printf("slice %.0f\n", slice);

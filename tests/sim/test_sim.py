@@ -45,6 +45,11 @@ What is asserted:
                 at least 0.5 ms); the draws replay; a table with part of a group, park_busy_*
                 without park_long_after, one lateness group without the other, or percentiles that
                 fall is refused (exit 2, one line); meta.json records the groups, null when absent
+  noise         the machine's losses: with noise_every 1 ms and every loss 50 us, one worker on
+                patterns has a job p99 at least 40 us above its median (without them the two are
+                within 5%) and 90% to 99% of the jobs/s; the losses replay; meta.json records the
+                group (null without it); a table with noise_every alone, or 0, is refused (exit 2,
+                one line)
   busy_pause    the distribution mode's busy loop pays its extra pauses: busy_pause=10000 leaves
                 under a hundredth of the rounds it makes without (oltp, 2 simulated workers, 0.1 s),
                 for the same jobs within 10%
@@ -418,7 +423,7 @@ def cold(sb, tmp):
 
 
 OPTIONAL = ("park_p", "park_long_after", "park_busy_", "park_idle_", "over_100us_", "over_1ms_", "slice", "job",
-            "park_cpu", "compute_iter", "memory_double", "wake_stack_", "line_queue")
+            "park_cpu", "compute_iter", "memory_double", "wake_stack_", "line_queue", "noise_")
 STACK_US = (0, 1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000)  # core/exec.h's SB_WAKE_STACK_US
 
 
@@ -426,6 +431,16 @@ def base_table(sb):
     """This machine's table without the optional groups, which each test adds as it needs."""
     with open(table(sb)) as f:
         return "".join(ln for ln in f if not ln.startswith(OPTIONAL))
+
+
+def write_tables(tmp, tag, base, extras):
+    """{key: path} of base plus each extra, as costs-TAG-KEY.txt in tmp."""
+    paths = {}
+    for k, extra in extras.items():
+        paths[k] = os.path.join(tmp, f"costs-{tag}-{k}.txt")
+        with open(paths[k], "w") as g:
+            g.write(base + extra)
+    return paths
 
 
 def group(name, ns):
@@ -437,11 +452,7 @@ def park_spread(sb, tmp):
     tables = {"none": "", "tail": "park_p10 1000\npark_p50 1000\npark_p90 1000\npark_p99 1000000\npark_p999 1000000\n",
               "some": "park_p10 1000\npark_p50 1000\n",
               "falls": "park_p10 1000\npark_p50 1000\npark_p90 900\npark_p99 1000000\npark_p999 1000000\n"}
-    paths = {}
-    for k, extra in tables.items():
-        paths[k] = os.path.join(tmp, f"costs-park-{k}.txt")
-        with open(paths[k], "w") as g:
-            g.write(base + extra)
+    paths = write_tables(tmp, "park", base, tables)
     args = ["--policy", "stealing", "--workload", "wake", "--threads", "1", "-d", "0.3", "--warmup", "0.05"]
     p99, jobs = {}, {}
     for k, d in (("none", "park-none"), ("tail", "park-tail"), ("tail", "park-tail2")):
@@ -477,11 +488,7 @@ def long_parks(sb, tmp):
               "one-over": group("over_100us", 1000),
               "falls": "park_long_after 1000\n" + group("park_busy", 1000)
               + "park_idle_p10 1000\npark_idle_p50 900\npark_idle_p90 1000\npark_idle_p99 1000\npark_idle_p999 1000\n"}
-    paths = {}
-    for k, extra in tables.items():
-        paths[k] = os.path.join(tmp, f"costs-long-{k}.txt")
-        with open(paths[k], "w") as g:
-            g.write(base + extra)
+    paths = write_tables(tmp, "long", base, tables)
     # one request thread pausing 100 us (exponential) before each job: a 1 ms lateness per pause
     # is most of a job's cycle. The memo's plain spin: its 1000 rounds end before most pauses do
     # (with a yield every 32 rounds the spin is longer by their price, and outlasts many)
@@ -525,6 +532,45 @@ def long_parks(sb, tmp):
         p = run(sb, one + ["--threads", "1", "--sim-costs", paths[k]], out)
         check(p.returncode == 2 and p.stderr.count("\n") == 1 and want in p.stderr and not os.path.exists(out),
               f"long_parks: a table whose groups are '{k}' is refused ({p.returncode}: {p.stderr.strip()})")
+
+
+def noise(sb, tmp):
+    """The machine's losses (noise_every, noise_p*): a task stopped in the middle holds its job back."""
+    base = base_table(sb) + "compute_iter 1.0\n"
+    tables = {"none": "", "lossy": "noise_every 1000000\n" + group("noise", 50000),
+              "some": "noise_every 1000000\n", "zero": "noise_every 0\n" + group("noise", 50000)}
+    paths = write_tables(tmp, "noise", base, tables)
+    # one worker on patterns: each job 400 tasks of 1024 iterations (about 0.4 ms of CPU at 1 ns an
+    # iteration), one after another, so a job's latency is its CPU time plus what it lost
+    args = ["--policy", "fifo", "--workload", "patterns", "--threads", "1", "-d", "0.5", "--warmup", "0.05"]
+    res = {}
+    for k, d in (("none", "none"), ("lossy", "lossy"), ("lossy", "lossy2")):
+        out = os.path.join(tmp, "noise-" + d)
+        p = run(sb, args + ["--sim-costs", paths[k]], out)
+        check(p.returncode == 0, f"noise {d}: exits 0 ({p.returncode}: {p.stderr.strip()[:300]})")
+        if p.returncode:
+            return
+        s = summary(out)
+        with open(os.path.join(out, "meta.json")) as f:
+            c = json.load(f)["executor"]["costs_ns"]
+        res[d] = {"thr": s["throughput"], "p50": s["all"]["p50"], "p99": s["all"]["p99"],
+                  "rows": read(os.path.join(out, "jobs.csv")), "every": c.get("noise_every", "absent"),
+                  "p50c": c.get("noise_p50", "absent")}
+    n, l = res["none"], res["lossy"]
+    check(n["p99"] - n["p50"] < 0.05 * n["p50"], f"noise: without it a job's p99 is its median ({n['p50']} / {n['p99']} ns)")
+    check(l["p99"] - l["p50"] >= 40000, f"noise: with a 50 us loss every 1 ms of CPU the p99 job lost more than the "
+          f"median one ({l['p50']} / {l['p99']} ns)")
+    ratio = l["thr"] / n["thr"]
+    check(0.90 <= ratio <= 0.99, f"noise: about 5% of the CPU lost, about 5% fewer jobs ({ratio:.3f} of the jobs/s)")
+    check(l["rows"] == res["lossy2"]["rows"], "noise: the losses replay: one seed, the same jobs")
+    check((n["every"], n["p50c"], l["every"], l["p50c"]) == (None, None, 1000000, 50000),
+          f"noise: meta.json gives noise_every and noise_p50, null without them ({n['every']}, {n['p50c']}, "
+          f"{l['every']}, {l['p50c']})")
+    for k in ("some", "zero"):
+        out = os.path.join(tmp, f"noise-{k}")
+        p = run(sb, args + ["--sim-costs", paths[k]], out)
+        check(p.returncode == 2 and p.stderr.count("\n") == 1 and "go together" in p.stderr and not os.path.exists(out),
+              f"noise: a table whose noise is '{k}' is refused in one line ({p.returncode}: {p.stderr.strip()})")
 
 
 def busy_pause(sb, tmp):
@@ -750,11 +796,7 @@ def slices(sb, tmp):
     (wake's request thread keeps its rate on 1 core beside a worker that never parks; made to wait
     for the spinner's turn, it issues a third less); `slice 0` is refused."""
     base = base_table(sb)
-    paths = {}
-    for k, extra in (("sliced", "slice 4000000\n"), ("zero", "slice 0\n")):
-        paths[k] = os.path.join(tmp, f"slices-{k}.txt")
-        with open(paths[k], "w") as f:
-            f.write(base + extra)
+    paths = write_tables(tmp, "slices", base, {"sliced": "slice 4000000\n", "zero": "slice 0\n"})
     rate = forkjoin_on_cores(sb, tmp, "slices", FORKJOIN_LIFO + ["--sim-costs", paths["sliced"]],
                              ("2w", "8w-2c", "8w-2c-again"), "2 cores shared by every actor in time slices")
     check(rate["8w-2c"] <= 1.05 * rate["2w"],
@@ -798,11 +840,7 @@ def wake_stacking(sb, tmp):
     base = base_table(sb) + "slice 4000000\n"
     stack = lambda v: "".join(f"wake_stack_{r}us {v}\n" for r in STACK_US)
     tables = {"none": "", "zero": stack(0), "one": stack(1), "some": "wake_stack_0us 1\n", "over": stack(1.5)}
-    paths = {}
-    for k, extra in tables.items():
-        paths[k] = os.path.join(tmp, f"costs-stack-{k}.txt")
-        with open(paths[k], "w") as g:
-            g.write(base + extra)
+    paths = write_tables(tmp, "stack", base, tables)
     paths["noslice"] = os.path.join(tmp, "costs-stack-noslice.txt")
     with open(paths["noslice"], "w") as g:
         g.write(base_table(sb) + stack(1))
@@ -847,11 +885,7 @@ def wake_stacking_duty(sb, tmp, stacked, args):
     tables = {"none": base_table(sb) + "slice 4000000\n", "one": stacked, "flat": stacked + duty(1, 1, 1, 1, 1),
               "cut": stacked + duty(1, 0, 0, 0, 0), "some": stacked + "wake_stack_duty_5 1\n",
               "over": stacked + duty(1, 1, 1, 1, 2), "alone": base_table(sb) + "slice 4000000\n" + duty(1, 1, 1, 1, 1)}
-    paths = {}
-    for k, extra in tables.items():
-        paths[k] = os.path.join(tmp, f"costs-duty-{k}.txt")
-        with open(paths[k], "w") as g:
-            g.write(extra)
+    paths = write_tables(tmp, "duty", "", tables)
     busy = ["--set", "workload.work_ns=1000000", "--set", "workload.gap_us=3000"]
     p50, jobs = {}, {}
     for k, extra in (("one", []), ("flat", []), ("none", busy), ("one", busy), ("cut", busy)):
@@ -1107,7 +1141,7 @@ def main():
                                            "bad_input", "table", "validate", "speedup_split", "cold", "shared_cores",
                                            "slices", "park_spread", "long_parks", "busy_pause", "job_cost",
                                            "park_way_back", "job_apart", "park_cpu", "host_speeds", "kernel_cost",
-                                           "wake_stacking", "shared_line", "job_lines", "external_threads"])
+                                           "wake_stacking", "shared_line", "job_lines", "external_threads", "noise"])
     a = ap.parse_args()
     sb = os.path.abspath(a.schedbed)
     tmp = tempfile.mkdtemp(prefix="schedbed-sim-")
@@ -1119,7 +1153,7 @@ def main():
                          ("job_cost", job_cost), ("park_way_back", park_way_back), ("job_apart", job_apart),
                          ("park_cpu", park_cpu), ("host_speeds", host_speeds), ("kernel_cost", kernel_cost),
                          ("wake_stacking", wake_stacking), ("shared_line", shared_line), ("job_lines", job_lines),
-                         ("external_threads", external_threads)):
+                         ("external_threads", external_threads), ("noise", noise)):
             if not a.only or a.only == name:
                 fn(sb, tmp)
     finally:
