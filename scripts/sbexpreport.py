@@ -194,7 +194,11 @@ def pack_runs(exp_dir):
     """Every run directory under exp_dir into exp_dir/runs.tar.xz, then removed: results/paper/
     keeps each run's files (its tails included) at a fraction of their size, since the summaries
     of one experiment's runs are alike. Owners, times and order are fixed, so the same runs give
-    the same archive."""
+    the same archive. A gzip file goes in stored (gzip level 0, the same name and content): the
+    archive's xz then compresses across runs what each gzip compressed alone, a quarter less
+    for a load sweep's latency histograms, and every reader still opens it as gzip."""
+    import gzip
+    import io
     import tarfile
     runs = sorted(os.path.relpath(dp, exp_dir) for dp, _, files in os.walk(exp_dir) if "summary.json" in files)
     if not runs:
@@ -206,10 +210,18 @@ def pack_runs(exp_dir):
         ti.mtime = 0
         return ti
     tmp = os.path.join(exp_dir, RUNS_ARCHIVE + ".tmp")
-    with tarfile.open(tmp, "w:xz") as tar:
+    with tarfile.open(tmp, "w:xz", preset=9) as tar:
         for r in runs:
             for name in sorted(os.listdir(os.path.join(exp_dir, r))):
-                tar.add(os.path.join(exp_dir, r, name), arcname=os.path.join(r, name), filter=plain)
+                path, arc = os.path.join(exp_dir, r, name), os.path.join(r, name)
+                if not name.endswith(".gz"):
+                    tar.add(path, arcname=arc, filter=plain)
+                    continue
+                with gzip.open(path, "rb") as f:
+                    data = gzip.compress(f.read(), compresslevel=0, mtime=0)
+                ti = plain(tar.gettarinfo(path, arcname=arc))
+                ti.size = len(data)
+                tar.addfile(ti, io.BytesIO(data))
     os.rename(tmp, os.path.join(exp_dir, RUNS_ARCHIVE))
     for r in runs:
         shutil.rmtree(os.path.join(exp_dir, r))
