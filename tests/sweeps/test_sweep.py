@@ -11,6 +11,7 @@ collected; reproduce leaves results/paper/ alone unless told to update it.
 """
 import csv
 import glob
+import gzip
 import hashlib
 import json
 import os
@@ -273,14 +274,15 @@ def test_slurm_batch_script_and_array(tmp):
 
 
 def tree_digest(path, skip=()):
-    """The files under path, names and bytes; names ending in one of skip are left out."""
+    """The files under path, names and bytes (a .gz file's once decompressed: runs.tar.xz stores
+    them at gzip level 0, sbexpreport.pack_runs); names ending in one of skip are left out."""
     h = hashlib.sha256()
     for dirpath, dirs, files in sorted(os.walk(path)):
         dirs.sort()
         for name in sorted(f for f in files if not f.endswith(tuple(skip))):
             p = os.path.join(dirpath, name)
             h.update(os.path.relpath(p, path).encode())
-            with open(p, "rb") as f:
+            with (gzip.open if name.endswith(".gz") else open)(p, "rb") as f:
                 h.update(f.read())
     return h.hexdigest()
 
@@ -320,6 +322,12 @@ def test_reproduce_leaves_paper_alone_and_compares(tmp):
     with tarfile.open(os.path.join(packed, "runs.tar.xz")) as tar:
         tar.extractall(packed)
     os.remove(os.path.join(packed, "runs.tar.xz"))
+    # its gzip files stored, not compressed twice: xz compresses them across runs
+    gz = glob.glob(os.path.join(packed, "**", "*.gz"), recursive=True)
+    assert gz, "no gzip file was packed"
+    for p in gz:
+        with gzip.open(p, "rb") as f:
+            assert os.path.getsize(p) > len(f.read()), f"{p} is compressed inside runs.tar.xz"
     # and its rows compressed, the same bytes once unpacked (sbcollect.compress_rows)
     import lzma
     assert not os.path.exists(os.path.join(packed, "runs.csv"))
