@@ -150,12 +150,13 @@ static void seg_reclaim(struct rcu_head *h)
  * membarrier IPIs, hundreds of times a second while queues turn over. At the workers' priority
  * it took a worker's core in the middle of a task whenever the workers had every core: on 2 cores
  * 174 of a fifo `patterns` run's 200 worker stalls over 100 us were its turns, and a stalled task
- * on a job's critical path stretches the job (PAPER.md §4.11). Late reclamation costs the pool
- * only a few more segments, so the thread runs at nice 19. Not SCHED_IDLE: with the tests'
- * processes sharing 2 cores its share was too small to reuse the segments a 4M-task fork-join
- * retires (queues::forkjoin_never_runs_on_spawner allocated 6,360 of its bound of 6,144). Set
- * from a callback because liburcu creates the thread itself; a kernel that refuses leaves it
- * at the process's priority, as before. */
+ * on a job's critical path stretches the job (PAPER.md §4.11). So the thread runs at nice 19;
+ * reclaiming later costs memory where queues turn over fastest (FIFO fork-join's peak 1.55 times
+ * at 2 workers, results/paper/reclaimer/). Not SCHED_IDLE: with the tests' processes sharing
+ * 2 cores its share was too small to reuse the segments a 4M-task fork-join retires
+ * (queues::forkjoin_never_runs_on_spawner allocated 6,360 of its bound of 6,144). Set from a
+ * callback because liburcu creates the thread itself; a kernel that refuses leaves it at the
+ * process's priority, as before. */
 static struct rcu_head reclaimer_head;
 static pthread_once_t reclaimer_once = PTHREAD_ONCE_INIT;
 
