@@ -61,8 +61,9 @@ ORDER = ["push", "pop", "pop_empty", "steal", "steal_empty", "wake", "park", "pa
          *[f"cold_{k}" for k in range(9, 23)], "park_p10", "park_p50", "park_p90", "park_p99", "park_p999", "park_long_after"]
 ORDER += [f"{g}_{q}" for g in ("park_busy", "park_idle", "over_100us", "over_1ms")
           for q in ("p10", "p50", "p90", "p99", "p999")]
-LONG_PARK = {k for k in ORDER if k.startswith(("park_long_after", "park_busy_", "park_idle_"))}
-NOISE = ["noise_every"] + [f"noise_{q}" for q in ("p10", "p50", "p90", "p99", "p999")]
+ORDER += ["noise_every"] + [f"noise_{q}" for q in ("p10", "p50", "p90", "p99", "p999")]
+# measured, written as comments: each group is charged once a validation on its machine supports it
+COMMENTED = {k for k in ORDER if k.startswith(("park_long_after", "park_busy_", "park_idle_", "noise_"))}
 CHAINS = (200000, 2000000)  # two chain lengths: the difference cancels start-up and end
 JOBS = (100000, 1000000)  # two counts of one-task jobs, for `job` alike
 # patterns' kernels, each at 0 iterations and at this many (serial, 1 worker, KERNEL_JOBS jobs of the default
@@ -345,10 +346,8 @@ def main():
         "# as comments (measured, not charged): with them the 2-core validation lost more than it gained.",
         "# over_100us_*, over_1ms_*: how late 1000 timed sleeps of 100 us and of 1 ms returned; a simulated",
         "# sleep or timed park's timeout returns that late (interpolated by its length).",
-        "# noise_every, noise_p*: a thread per CPU, pinned, spinning 1 s on the clock; each gap of 2 us or more is",
-        "# time the machine took (interrupts, the kernel, the hypervisor, other processes): noise_every the mean",
-        "# time between two, noise_p* their lengths. A simulated thread loses that much from its CPU time; as",
-        "# comments (measured, not charged) until a validation on this machine supports them.",
+        "# noise_every, noise_p*: a pinned thread per CPU spins 1 s on the clock; a gap of 2 us or more is time the",
+        "# machine took: the mean time between two, their lengths; a simulated thread loses them. As comments.",
         "# slice: the median turn of two threads spinning on one CPU (1 s): with it, a run that shares its",
         "# cores (--sim-cores) hands them out in slices, a woken thread taking a core at once.",
         "# wake_stack_<R>us: of 60 wake-ups by a thread that has run R us since its own wake-up, the share in",
@@ -368,10 +367,9 @@ def main():
         *[f"# {x}" for x in park_head],
         "# compute_iter, memory_double: patterns' kernels, per compute_bound iteration (16 FLOP) and per double",
         f"# of a memory_bound pass over the default 8 KiB scratch: the CPU {KERNELS['compute_iter'][1]} and "
-        f"{KERNELS['memory_double'][1]} iterations add to",
-        f"# {KERNEL_JOBS} jobs of the default stencil under serial at 1 worker over 0 iterations (median of 3 pairs);"
-        " charged to each",
-        "# simulated task as work, since an actor's own computation moves no simulated clock.",
+        f"{KERNELS['memory_double'][1]} iterations add to {KERNEL_JOBS} jobs of the default stencil under serial at 1 "
+        "worker over 0 iterations (median of 3 pairs); charged to each simulated task as work, since an actor's own "
+        "computation moves no simulated clock.",
         f"# push@POLICY: CPU time per task of a 1-worker chain with no work (the CPU {CHAINS[1]} tasks take",
         f"# beyond {CHAINS[0]}, over the extra tasks; median of 3 pairs of native runs) minus pop: the policy's callbacks and the core's per-task path, charged on the",
         "# submit because every task passes there (the caller's own list is popped without a policy call).",
@@ -379,14 +377,9 @@ def main():
         "# Re-measure: make calibrate on this machine (rewrites this file; commit it).",
         f"version {stamp[:10]}-{sha}" + (f"-{a.speed}" if split else ""),
     ]
-    # the long parks are measured and kept as comments: charged, they cost the validation more than
-    # they gained on this project's 2-core host (PAPER.md §4.11); uncomment them to simulate with them
-    lines += [("# " if k in LONG_PARK else "") + (f"{k} {cost[k]:.0f}" if k == "park_long_after"
-                                                 else f"{k} {cost[k]:.1f}") for k in ORDER]
-    # absent where no spinning thread lost a gap; as comments: a model group is charged once a
-    # validation on this machine supports it (PAPER.md §4.11)
-    if all(k in cost for k in NOISE):
-        lines += [f"# noise_every {cost['noise_every']:.0f}"] + [f"# {k} {cost[k]:.1f}" for k in NOISE[1:]]
+    # COMMENTED: uncomment to simulate with them (PAPER.md §4.11); noise_* is absent where no gap was seen
+    lines += [("# " if k in COMMENTED else "") + (f"{k} {cost[k]:.0f}" if k in ("park_long_after", "noise_every")
+                                                 else f"{k} {cost[k]:.1f}") for k in ORDER if k in cost]
     if "slice" in cost:  # not measured where two threads cannot share one CPU
         lines.append(f"slice {cost['slice']:.0f}")
     # as comments, as the long parks: charged, they cost the 2-core validation more than they gained
@@ -394,13 +387,10 @@ def main():
     lines += [f"job {cost['job']:.1f}", f"job_create {cost['job_create']:.1f}", f"job_end {cost['job_end']:.1f}",
               f"compute_iter {cost['compute_iter']:.3f}", f"memory_double {cost['memory_double']:.4f}"]
     # a line serves one operation at a time, each in its turn (the model's, not a measurement)
-    lines.append("line_queue 1")
-    for pol in pols:
-        lines.append(f"push@{pol} {max(task[pol] - cost['pop'], cost['push']):.1f}")
-    tmpf = a.out + ".tmp"
-    with open(tmpf, "w") as f:
+    lines += ["line_queue 1"] + [f"push@{pol} {max(task[pol] - cost['pop'], cost['push']):.1f}" for pol in pols]
+    with open(a.out + ".tmp", "w") as f:
         f.write("\n".join(lines) + "\n")
-    os.replace(tmpf, a.out)
+    os.replace(a.out + ".tmp", a.out)
     print(f"calibrate: wrote {a.out}")
     return 0
 
