@@ -89,7 +89,10 @@ def collect(root, csv_path=None, leave_out_failed=False, allow_mixed=False):
         row = {"id": ln["id"], **ln.get("tags", {}), "args": " ".join(ln["args"]), "elapsed_s": st.get("elapsed_s"),
                "git_sha": made["sha"], "dirty": int(made["dirty"]), "overloaded": int(bool(st.get("overloaded"))),
                **{k: made[k] for k in machines.COLUMNS}}
-        for k in ln.get("tags", {}):
+        costs = (run["meta"].get("executor") or {}).get("costs_version")
+        if costs:  # a simulated run's cost table: validate_sim's report checks its host speed
+            row["costs_version"] = costs
+        for k in [*ln.get("tags", {}), *(["costs_version"] if costs else [])]:
             if k not in columns and k not in extra_tags:
                 extra_tags.append(k)
         nums = {**flatten(s), **derived(s)}

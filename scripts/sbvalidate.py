@@ -75,7 +75,9 @@ def load_rows(d, partial=False):
         st = sbrun.read_status(d, ln) or {}
         run = sbread.read_run(os.path.join(d, ln["out"]), st)
         s, made = run["summary"], run["provenance"]
+        costs = (run["meta"].get("executor") or {}).get("costs_version")
         rows.append({**ln["tags"], **sbcollect.flatten(s), **sbcollect.derived(s), "args": " ".join(ln["args"]),
+                     **({"costs_version": costs} if costs else {}),
                      "git_sha": made["sha"], "dirty": int(made["dirty"]),
                      **{k: made[k] for k in machines.COLUMNS}, "overloaded": int(bool(st.get("overloaded")))})
     print(f"validate_sim: {d}: {len(rows)} of {len(lines)} runs finished; the rest left out (--partial)", file=sys.stderr)
@@ -125,3 +127,24 @@ def native_speeds(rows):
             r["speed"] = machines.speed_of(probes.get(int(float(r["probe_before"]))),
                                            probes.get(int(float(r["probe_after"]))), split)
     return [r for r in rows if r["executor"] != "probe"], split, sorted(probes.values())
+
+
+def table_speed_line(rows, counts, speed):
+    """A line for the report where the simulated half's cost table (its version names the speed
+    it was calibrated at, calibrate.py --speed) is not the speed of the native runs it is compared
+    with, else None: on a host with two speeds a table of the other speed moves every cell that
+    ends jobs on another thread than made them (tiny most), which is the table's minute, not the
+    model (PAPER.md §4.11, row 81)."""
+    tables = {(r.get("costs_version") or "").rsplit("-", 1)[-1] for r in rows if r["executor"] == "sim"}
+    if len(tables) != 1 or not tables <= {"slow", "fast"}:
+        return None
+    table = tables.pop()
+    other = "fast" if table == "slow" else "slow"
+    if speed and speed != table:
+        return f"The cost table is the {table} host's and the native runs compared are the {speed} ones: the speeds differ."
+    if not speed and counts[other] > counts[table]:
+        n = sum(counts.values())
+        return (f"The cost table is the {table} host's, but {counts[other]} of {n} native runs had the {other} one: "
+                f"compare with --speed {table}, or simulate with the {other} speed's table (calibrate.py --runs DIR "
+                f"--speed {other}).")
+    return None

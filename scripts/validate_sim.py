@@ -55,7 +55,8 @@ import machines
 import sbdesc
 import sbrun
 from sbcli import die, split_list
-from sbvalidate import METRICS, OLTP_CLASSES, err, fmt_err, load_rows, load_summary, medians, native_speeds, with_probes
+from sbvalidate import (METRICS, OLTP_CLASSES, err, fmt_err, load_rows, load_summary, medians, native_speeds,
+                        table_speed_line, with_probes)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -238,6 +239,10 @@ def report(d, native_dir, partial=False, sim_seeds=None, out=None, speed=None):
                      f"native runs with the fast host {counts['fast']}, the slow one {counts['slow']}, a change "
                      f"between their probes {counts['between']}; "
                      + (f"compared: the {speed} runs alone." if speed else "compared: all of them.")))
+    mismatch = table_speed_line(rows, counts, speed)
+    if mismatch:
+        speed_line += " " + mismatch
+        print(f"validate_sim: {mismatch}", file=sys.stderr)
     if sim_seeds:
         seeds = sorted({int(float(r["seed"])) for r in rows if r["executor"] == "sim"})[:sim_seeds]
         rows = [r for r in rows if r["executor"] != "sim" or int(float(r["seed"])) in seeds]

@@ -73,8 +73,10 @@ What is asserted:
                 job_create and job_end from one speed's rounds (slow, or fast with --speed), not the
                 median of both, and park_cpu from the rounds on two CPUs where some shared one; validate_sim.py --probes puts a probe before the first native run
                 and after each, and report --speed keeps the runs of that speed alone (planted
-                probe rates: one fast, one between, one slow run), counted in table.md; --speed
-                where the probes show one speed is a one-line error
+                probe rates: one fast, one between, one slow run), counted in table.md; runs.csv
+                names each simulated run's table (costs_version), and the report says so where the
+                table's speed is not that of most native runs compared; --speed where the probes
+                show one speed is a one-line error
   kernel_cost   patterns' kernels take simulated time as the table prices them: serial at 1
                 worker, 100 iterations, a compute_bound task costs 100 x compute_iter more and a
                 memory_bound one 100 x 1,024 doubles x memory_double more than with neither in the
@@ -1026,14 +1028,21 @@ def host_speeds(sb, tmp):
           f"speeds: a probe before the first native run and after each ({order}, {around})")
     with open(os.path.join(d, "runs.csv")) as f:
         rows = list(csv.DictReader(f))
-    for r in rows:
-        if r["executor"] == "probe":
-            r["throughput"] = str([2.0e6, 1.9e6, 0.8e6, 0.75e6][int(r["probe"])])
     planted = os.path.join(tmp, "speeds-planted.csv")
-    with open(planted, "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=list(rows[0]))
-        w.writeheader()
-        w.writerows(rows)
+
+    def plant(rates, version=None):
+        for r in rows:
+            if r["executor"] == "probe":
+                r["throughput"] = str(rates[int(r["probe"])])
+            elif r["executor"] == "sim" and version:
+                r["costs_version"] = version
+        with open(planted, "w", newline="") as f:
+            w = csv.DictWriter(f, fieldnames=list(rows[0]))
+            w.writeheader()
+            w.writerows(rows)
+    check(all(r.get("costs_version") for r in rows if r["executor"] == "sim"),
+          "speeds: runs.csv names each simulated run's cost table (costs_version)")
+    plant([2.0e6, 1.9e6, 0.8e6, 0.75e6])
     slow_run = [float(r["throughput"]) for r in rows if r["executor"] == "native" and r["probe_before"] == "2"]
     out = os.path.join(tmp, "speeds-report")
     os.makedirs(out)
@@ -1052,13 +1061,15 @@ def host_speeds(sb, tmp):
               f"speeds: report {('--speed ' + sp) if sp else 'without --speed'} counts the speeds and compares "
               f"{'the slow run alone' if sp else 'every run'} ({p.returncode}: {[c.get('seeds') for c in cell]}, "
               f"{p.stderr.strip()[-200:]})")
-    for r in rows:
-        if r["executor"] == "probe":
-            r["throughput"] = "1900000"
-    with open(planted, "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=list(rows[0]))
-        w.writeheader()
-        w.writerows(rows)
+    for version in ("2026-01-01-abc-slow", "2026-01-01-abc-fast"):
+        plant([2.0e6, 1.9e6, 1.95e6, 0.8e6], version)  # two fast runs and one between
+        p = subprocess.run([sys.executable, script, "report", planted, "--out", out], capture_output=True, text=True, cwd=root)
+        with open(os.path.join(out, "table.md")) as f:
+            said = "The cost table is the slow host's, but 2 of 3 native runs had the fast one" in f.read()
+        check(p.returncode == 0 and said == version.endswith("slow") and ("--speed slow" in p.stderr) == said,
+              f"speeds: the report says when the table's speed is not the native runs' ({version}: "
+              f"{p.returncode}, said {said}, {p.stderr.strip()[-200:]})")
+    plant([1.9e6] * 4)
     p = subprocess.run([sys.executable, script, "report", planted, "--out", out, "--speed", "fast"],
                        capture_output=True, text=True, cwd=root)
     check(p.returncode != 0 and p.stderr.count("\n") == 1 and "--speed fast" in p.stderr,
