@@ -39,12 +39,6 @@
 
 #include "sb.h"
 
-#define SB_CACHELINE 64
-
-/* `size` bytes of zeroes, cache-line aligned and rounded up to whole lines: every heap object of
- * a type that declares _Alignas(SB_CACHELINE) comes from here (core/alloc.c); free() releases it.
- * NULL when out of memory. */
-void *sb_alloc_lines(size_t size);
 /* For a type left on malloc/calloc: fails to compile once the type becomes over-aligned. */
 #define SB_ASSERT_MALLOC_ALIGNED(T) \
 	_Static_assert(_Alignof(T) <= _Alignof(max_align_t), #T " is over-aligned: allocate it with sb_alloc_lines")

@@ -26,6 +26,14 @@
 
 #include "exec.h"
 
+#define SB_CACHELINE 64
+
+/* `size` bytes of zeroes, cache-line aligned and rounded up to whole lines: every heap object of
+ * a type that declares _Alignas(SB_CACHELINE) comes from here (core/alloc.c), and so does any
+ * block one thread writes and others only read (workloads' per-thread counts); free() releases
+ * it. NULL when out of memory. */
+void *sb_alloc_lines(size_t size);
+
 struct sb_rt;
 struct sb_job;
 struct sb_txn;

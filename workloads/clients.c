@@ -9,10 +9,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* A thread's count of the tasks it created for one client set. Written by its thread only
- * (relaxed load + store, no lock prefix), summed by wl_clients_counts (relaxed loads). */
+/* A thread's counts for one client set: the tasks it created, the jobs it submitted and the
+ * jobs whose end it saw. Written by its thread only (relaxed load + store, no lock prefix), summed
+ * by wl_clients_counts (relaxed loads), on cache lines of its own: a count that every request
+ * thread and every worker adds to would put a contended line on every job and every task, which
+ * the runs would then measure. */
 struct wl_tcount {
-	_Atomic uint64_t n;
+	_Atomic uint64_t tasks, submitted, done, failed;
+	_Atomic uint64_t cls_submitted[SB_MAX_CLASSES];
+	_Atomic uint64_t arrivals_done[SB_MAX_CLASSES]; /* issued arrivals whose job ended ok */
 	struct wl_tcount *next;
 };
 
@@ -110,15 +115,20 @@ void wl_clients_join(struct wl_clients *cs)
 
 void wl_clients_counts(struct wl_clients *cs, struct wl_counts *out)
 {
-	out->jobs_submitted = atomic_load_explicit(&cs->jobs_submitted, memory_order_relaxed);
-	out->jobs_done = atomic_load_explicit(&cs->jobs_done, memory_order_relaxed);
-	out->jobs_failed = atomic_load_explicit(&cs->jobs_failed, memory_order_relaxed);
-	uint64_t tasks = 0;
+	memset(out, 0, sizeof *out);
+	uint64_t arrivals_done[SB_MAX_CLASSES] = { 0 };
 	pthread_mutex_lock(&cs->tcount_lock);
-	for (struct wl_tcount *t = cs->tcounts; t; t = t->next)
-		tasks += atomic_load_explicit(&t->n, memory_order_relaxed);
+	for (struct wl_tcount *t = cs->tcounts; t; t = t->next) {
+		out->tasks_created += atomic_load_explicit(&t->tasks, memory_order_relaxed);
+		out->jobs_submitted += atomic_load_explicit(&t->submitted, memory_order_relaxed);
+		out->jobs_done += atomic_load_explicit(&t->done, memory_order_relaxed);
+		out->jobs_failed += atomic_load_explicit(&t->failed, memory_order_relaxed);
+		for (unsigned k = 0; k < SB_MAX_CLASSES; k++) {
+			out->class_submitted[k] += atomic_load_explicit(&t->cls_submitted[k], memory_order_relaxed);
+			arrivals_done[k] += atomic_load_explicit(&t->arrivals_done[k], memory_order_relaxed);
+		}
+	}
 	pthread_mutex_unlock(&cs->tcount_lock);
-	out->tasks_created = tasks;
 	out->results_wrong = atomic_load_explicit(&cs->nr_wrong, memory_order_relaxed);
 	out->wrong_text = cs->wrong_text;
 	out->arrival_classes = atomic_load_explicit(&cs->arrival_classes, memory_order_relaxed);
@@ -127,7 +137,7 @@ void wl_clients_counts(struct wl_clients *cs, struct wl_counts *out)
 			.offered = atomic_load_explicit(&cs->nr_offered[k], memory_order_relaxed),
 			.issued = atomic_load_explicit(&cs->nr_issued[k], memory_order_relaxed),
 			.unissued = atomic_load_explicit(&cs->nr_unissued[k], memory_order_relaxed),
-			.completed = atomic_load_explicit(&cs->nr_arrivals_done[k], memory_order_relaxed),
+			.completed = arrivals_done[k],
 		};
 	out->lag_max_ns = atomic_load_explicit(&cs->lag_max_ns, memory_order_relaxed);
 }
@@ -174,7 +184,7 @@ static _Atomic uint64_t wl_gens;
 
 static __attribute__((noinline)) struct wl_tcount *tcount_register(struct wl_clients *cs)
 {
-	struct wl_tcount *t = calloc(1, sizeof *t);
+	struct wl_tcount *t = sb_alloc_lines(sizeof *t); /* no line shared with another thread's */
 	if (!t) {
 		fprintf(stderr, "%s:%d: out of memory counting tasks\n", __FILE__, __LINE__);
 		abort();
@@ -195,15 +205,21 @@ void wl_clients_init(struct wl_clients *cs)
 	cs->gen = atomic_fetch_add_explicit(&wl_gens, 1, memory_order_relaxed) + 1;
 }
 
-static inline void tcount_inc(struct wl_tcount *t)
+static inline void bump(_Atomic uint64_t *c)
 {
-	atomic_store_explicit(&t->n, atomic_load_explicit(&t->n, memory_order_relaxed) + 1, memory_order_relaxed);
+	atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + 1, memory_order_relaxed);
+}
+
+/* this thread's block for cs, made on its first count */
+static inline struct wl_tcount *my_block(struct wl_clients *cs)
+{
+	return __builtin_expect(my_tcount_gen == cs->gen, 1) ? my_tcount : tcount_register(cs);
 }
 
 /* the first count on a thread for a set: out of line, so the common case saves no registers */
 static __attribute__((noinline, cold)) void count_first(struct wl_clients *cs)
 {
-	tcount_inc(tcount_register(cs));
+	bump(&tcount_register(cs)->tasks);
 }
 
 /* Counts a task in this thread's block for cs; false (nothing counted) when the thread has no
@@ -213,7 +229,7 @@ static inline bool count_cached(struct wl_clients *cs)
 {
 	if (__builtin_expect(my_tcount_gen != cs->gen, 0))
 		return false;
-	tcount_inc(my_tcount);
+	bump(&my_tcount->tasks);
 	return true;
 }
 
@@ -241,8 +257,9 @@ struct sb_task *wl_task(struct wl_clients *cs, struct sb_job *j, sb_task_fn fn, 
 
 void wl_submit(struct wl_clients *cs, struct sb_job *j, struct sb_task *root)
 {
-	atomic_fetch_add_explicit(&cs->jobs_submitted, 1, memory_order_relaxed);
-	atomic_fetch_add_explicit(&cs->nr_class[j->cls], 1, memory_order_relaxed);
+	struct wl_tcount *t = my_block(cs);
+	bump(&t->submitted);
+	bump(&t->cls_submitted[j->cls]);
 	sb_job_submit(j, root);
 }
 
@@ -287,11 +304,12 @@ void wl_window_drain(struct wl_window *w, bool ok)
 
 void wl_count_done(struct wl_clients *cs, struct sb_job *j)
 {
+	struct wl_tcount *t = my_block(cs);
 	if (sb_job_status(j) != SB_JOB_OK)
-		atomic_fetch_add_explicit(&cs->jobs_failed, 1, memory_order_relaxed);
+		bump(&t->failed);
 	else if (atomic_load_explicit(&cs->arrival_classes, memory_order_relaxed) >> j->cls & 1)
-		atomic_fetch_add_explicit(&cs->nr_arrivals_done[j->cls], 1, memory_order_relaxed);
-	atomic_fetch_add_explicit(&cs->jobs_done, 1, memory_order_relaxed);
+		bump(&t->arrivals_done[j->cls]);
+	bump(&t->done);
 }
 
 void wl_job_done(struct sb_job *j)

@@ -67,21 +67,18 @@ struct wl_clients {
 	struct wl_client *c;
 	void (*body)(struct wl_client *);
 	void *user;           /* the workload's state */
-	_Atomic uint64_t jobs_submitted, jobs_done, jobs_failed;
-	/* tasks created, counted per thread (struct wl_tcount, one per thread that made a task):
-	 * a shared counter would put a contended atomic on every task, which the microbenchmarks
-	 * would then measure */
+	/* tasks created, jobs submitted and ended, counted per thread (struct wl_tcount, one per
+	 * thread that counted, on lines of its own): a shared counter would put a contended atomic
+	 * on every task and job, which the runs would then measure */
 	pthread_mutex_t tcount_lock;   /* guards the list, not the counts */
 	struct wl_tcount *tcounts;
 	uint64_t gen;                  /* tells this set's per-thread blocks from an older set's */
-	_Atomic uint64_t nr_class[SB_MAX_CLASSES]; /* jobs submitted per class */
 	_Atomic uint64_t nr_late;                  /* open-loop arrivals found already due */
 	_Atomic uint64_t nr_late_ns;               /* ... and how late, summed */
 	/* open-loop accounting (wl_counts): each client adds its own tallies once, at
-	 * wl_arrivals_end; completions are counted as they come (wl_count_done) */
+	 * wl_arrivals_end; completions are counted as they come, per thread (wl_count_done) */
 	_Atomic uint32_t arrival_classes;
 	_Atomic uint64_t nr_offered[SB_MAX_CLASSES], nr_issued[SB_MAX_CLASSES], nr_unissued[SB_MAX_CLASSES];
-	_Atomic uint64_t nr_arrivals_done[SB_MAX_CLASSES];
 	_Atomic uint64_t lag_max_ns;
 	_Atomic uint64_t nr_verified;              /* results a workload checked and found right
 	                                              (a wrong one fails its job instead) */

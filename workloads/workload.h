@@ -51,6 +51,7 @@ struct wl_counts {
 	uint64_t jobs_submitted;
 	uint64_t jobs_done;     /* completion callbacks seen */
 	uint64_t jobs_failed;   /* of which with status error or cancelled */
+	uint64_t class_submitted[SB_MAX_CLASSES]; /* jobs_submitted per job class */
 	uint64_t tasks_created;
 	uint64_t results_wrong; /* results the workload checked and found wrong: the run fails */
 	const char *wrong_text; /* the first of them, "" when none; valid until destroy */

@@ -68,7 +68,7 @@ void t_workload(const char *policy, const char *wl, const char *const *sets, uin
 	/* relaxed: every thread that counted has been joined */
 	struct wl_clients *cs = wl_clients_of(st);
 	for (unsigned k = 0; k < SB_MAX_CLASSES; k++)
-		out->wl_class[k] = atomic_load_explicit(&cs->nr_class[k], memory_order_relaxed);
+		out->wl_class[k] = out->wc.class_submitted[k];
 	out->nclients = cs->n < T_MAX_CLIENTS ? cs->n : T_MAX_CLIENTS;
 	for (unsigned i = 0; i < out->nclients; i++)
 		out->sig[i] = cs->c[i].sig;
