@@ -60,6 +60,22 @@ TAG_COLUMNS = ["id", "experiment", "config", "label", "rep", "policy", "workload
                "overloaded", *machines.COLUMNS]
 
 
+def run_row(root, ln):
+    """One finished line's row (its tags, arguments, commit, machine, and a simulated run's cost
+    table, which validate_sim's report checks against its runs' host speed) and, apart, its
+    summary's figures."""
+    st = read_status(root, ln) or {}
+    run = read_run(os.path.join(root, ln["out"]), st)
+    made = run["provenance"]
+    row = {"id": ln["id"], **ln.get("tags", {}), "args": " ".join(ln["args"]), "elapsed_s": st.get("elapsed_s"),
+           "git_sha": made["sha"], "dirty": int(made["dirty"]), "overloaded": int(bool(st.get("overloaded"))),
+           **{k: made[k] for k in machines.COLUMNS}}
+    costs = (run["meta"].get("executor") or {}).get("costs_version")
+    if costs:
+        row["costs_version"] = costs
+    return row, {**flatten(run["summary"]), **derived(run["summary"])}
+
+
 def collect(root, csv_path=None, leave_out_failed=False, allow_mixed=False):
     """Every line's result as one row; dies naming the lines that are not finished. With
     leave_out_failed, a line that ran and failed is named and left out instead (a load sweep's
@@ -83,19 +99,10 @@ def collect(root, csv_path=None, leave_out_failed=False, allow_mixed=False):
     rows, columns = [], list(TAG_COLUMNS)
     extra_tags = []
     for ln in lines:
-        st = read_status(root, ln)
-        run = read_run(os.path.join(root, ln["out"]), st)
-        s, made = run["summary"], run["provenance"]
-        row = {"id": ln["id"], **ln.get("tags", {}), "args": " ".join(ln["args"]), "elapsed_s": st.get("elapsed_s"),
-               "git_sha": made["sha"], "dirty": int(made["dirty"]), "overloaded": int(bool(st.get("overloaded"))),
-               **{k: made[k] for k in machines.COLUMNS}}
-        costs = (run["meta"].get("executor") or {}).get("costs_version")
-        if costs:  # a simulated run's cost table: validate_sim's report checks its host speed
-            row["costs_version"] = costs
-        for k in [*ln.get("tags", {}), *(["costs_version"] if costs else [])]:
+        row, nums = run_row(root, ln)
+        for k in [*ln.get("tags", {}), *(["costs_version"] if "costs_version" in row else [])]:
             if k not in columns and k not in extra_tags:
                 extra_tags.append(k)
-        nums = {**flatten(s), **derived(s)}
         for k in nums:
             if k not in columns:
                 columns.append(k)

@@ -10,7 +10,6 @@ import sys
 import machines
 import sbcollect
 import sbdesc
-import sbread
 import sbrun
 from sbcli import die
 
@@ -72,14 +71,8 @@ def load_rows(d, partial=False):
     for ln in lines:
         if sbrun.line_state(d, ln)[0] != "done":
             continue
-        st = sbrun.read_status(d, ln) or {}
-        run = sbread.read_run(os.path.join(d, ln["out"]), st)
-        s, made = run["summary"], run["provenance"]
-        costs = (run["meta"].get("executor") or {}).get("costs_version")
-        rows.append({**ln["tags"], **sbcollect.flatten(s), **sbcollect.derived(s), "args": " ".join(ln["args"]),
-                     **({"costs_version": costs} if costs else {}),
-                     "git_sha": made["sha"], "dirty": int(made["dirty"]),
-                     **{k: made[k] for k in machines.COLUMNS}, "overloaded": int(bool(st.get("overloaded")))})
+        row, nums = sbcollect.run_row(d, ln)
+        rows.append({**row, **nums})
     print(f"validate_sim: {d}: {len(rows)} of {len(lines)} runs finished; the rest left out (--partial)", file=sys.stderr)
     return rows
 
