@@ -46,7 +46,7 @@ const char *const sb_cost_names[SB_NR_COSTS] = {
 	[SB_COST_WAKE_STACK_DUTY_5 + 2] = "wake_stack_duty_15", [SB_COST_WAKE_STACK_DUTY_5 + 3] = "wake_stack_duty_30",
 	[SB_COST_WAKE_STACK_DUTY_60] = "wake_stack_duty_60", [SB_COST_JOB] = "job", [SB_COST_JOB_CREATE] = "job_create",
 	[SB_COST_JOB_END] = "job_end", [SB_COST_PARK_CPU] = "park_cpu", [SB_COST_COMPUTE_ITER] = "compute_iter",
-	[SB_COST_MEMORY_DOUBLE] = "memory_double", [SB_COST_LINE_QUEUE] = "line_queue", [SB_COST_COLD_9] = "cold_9", [SB_COST_COLD_9 + 1] = "cold_10",
+	[SB_COST_MEMORY_DOUBLE] = "memory_double", [SB_COST_LINE_QUEUE] = "line_queue", [SB_COST_WAKE_LAST_CORE] = "wake_last_core", [SB_COST_COLD_9] = "cold_9", [SB_COST_COLD_9 + 1] = "cold_10",
 	[SB_COST_COLD_9 + 2] = "cold_11", [SB_COST_COLD_9 + 3] = "cold_12", [SB_COST_COLD_9 + 4] = "cold_13",
 	[SB_COST_COLD_9 + 5] = "cold_14", [SB_COST_COLD_9 + 6] = "cold_15", [SB_COST_COLD_9 + 7] = "cold_16",
 	[SB_COST_COLD_9 + 8] = "cold_17", [SB_COST_COLD_9 + 9] = "cold_18", [SB_COST_COLD_9 + 10] = "cold_19",

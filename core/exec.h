@@ -161,6 +161,13 @@ enum sb_cost {
 	 * of the clock, so under contention most do, and a line serves more than its span:
 	 * meta.json's shared_line). Optional. */
 	SB_COST_LINE_QUEUE,
+	/* Also a switch (0 or 1), for cores shared in slices: 1 sends a thread woken while no core
+	 * is idle back to the core it held last, whose holder it preempts, as Linux picks the
+	 * wakee's previous CPU when none is idle; 0 (or absent) has it preempt the holder whose
+	 * slice began first, which beside a busy worker is the worker: on tiny at 1 worker with 4
+	 * request threads on 2 cores that preempted the worker ten times as often as the kernel
+	 * does (summary.json's window_preempted_workers, PAPER.md §4.11). Optional. */
+	SB_COST_WAKE_LAST_CORE,
 	/* What loading a task costs beyond an L1 hit, by how far back it lies: cold_K when more than
 	 * 2^(K-1) and at most 2^K other tasks were touched since it was (its reuse distance), cold_22
 	 * beyond; 2^8 or fewer cost nothing more. sim/calibrate.c walks a chain of 2^K tasks for
@@ -402,6 +409,11 @@ struct sb_sim_line {
 void sb_sim_shared_line(struct sb_sim_line *out);
 /* Simulated CPU time so far: every ns actors spent working, charged or spinning. */
 uint64_t sb_sim_cpu_ns(void);
+/* Times so far a runnable actor lost its shared core to another (a woken one's preemption, a
+ * slice's end, a wakee stacked on its waker's core): the workers' (worker-N) and the request
+ * threads' (client-N). 0 unless the cores are shared in slices. Natively the same figure is the
+ * kernel's count of their involuntary context switches (harness/run.c). */
+void sb_sim_preemptions(uint64_t *workers, uint64_t *clients);
 const char *sb_sim_costs_version(void);
 
 #ifdef __cplusplus

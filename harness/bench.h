@@ -87,7 +87,12 @@ struct bench_lane {
 struct bench_cpu {
 	double user_s, sys_s;
 	long maxrss_kib; /* peak resident set so far */
+	/* times so far the workers and the request threads lost their CPU while runnable (natively
+	 * their involuntary context switches; simulated, sb_sim_preemptions); a thread that has
+	 * ended no longer counts, so only the window's difference is reported */
+	uint64_t preempted_workers, preempted_clients;
 };
+#define BENCH_UNKNOWN UINT64_MAX /* a count that could not be taken (summary.json: null) */
 
 /* The latency percentiles every output reports: p50, p90, p99, p99.9 and the maximum. */
 #define BENCH_NQ 5

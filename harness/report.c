@@ -193,6 +193,9 @@ void bench_write_summary(FILE *f, const struct bench_opts *o, struct bench_resul
 	bench_json_kn(f, ", \"window_sys_s\": ", r->cpu_window.sys_s);
 	bench_json_kn(f, ", \"window_cores\": ", per_s(r->cpu_window.user_s + r->cpu_window.sys_s, r->window_s));
 	bench_json_kn(f, ", \"peak_rss_kib\": ", (double)r->cpu_total.maxrss_kib);
+	uint64_t pw = r->cpu_window.preempted_workers, pc = r->cpu_window.preempted_clients;
+	bench_json_kn(f, ", \"window_preempted_workers\": ", pw == BENCH_UNKNOWN ? NAN : (double)pw);
+	bench_json_kn(f, ", \"window_preempted_clients\": ", pc == BENCH_UNKNOWN ? NAN : (double)pc);
 	fputs(" },\n  \"classes\": {", f);
 	bool first = true;
 	for (unsigned k = 0; k < SB_MAX_CLASSES; k++) {

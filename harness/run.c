@@ -14,6 +14,7 @@
  * start, measure, close the window, stop, read back, publish.
  * Does not own the files' formats (report.c, meta.c, trace.c) or the directory (outdir.c).
  */
+#include <dirent.h>
 #include <errno.h>
 #include <math.h>
 #include <pthread.h>
@@ -37,16 +38,54 @@ static void counters_now(const struct sb_rt *rt, uint64_t out[SB_NR_COUNTERS])
 	}
 }
 
+/* The kernel's involuntary context switches of this process's workers and request threads
+ * (core/runtime.c and workloads/clients.c name them worker-N and client-N): how often the OS
+ * took a runnable one's CPU for another thread. Linux only; elsewhere nothing is counted. */
+static void preemptions_native(uint64_t *workers, uint64_t *clients)
+{
+	*workers = *clients = 0;
+	DIR *d = opendir("/proc/self/task");
+	if (!d)
+		return;
+	struct dirent *e;
+	while ((e = readdir(d))) {
+		char path[300], line[128], comm[32] = "";
+		uint64_t *into = NULL;
+		snprintf(path, sizeof path, "/proc/self/task/%s/comm", e->d_name);
+		FILE *f = fopen(path, "r");
+		if (!f)
+			continue; /* "." and "..", or a thread that just ended */
+		if (fgets(comm, sizeof comm, f))
+			into = !strncmp(comm, "worker-", 7) ? workers : !strncmp(comm, "client-", 7) ? clients : NULL;
+		fclose(f);
+		snprintf(path, sizeof path, "/proc/self/task/%s/status", e->d_name);
+		if (!into || !(f = fopen(path, "r")))
+			continue;
+		unsigned long long n;
+		while (fgets(line, sizeof line, f))
+			if (sscanf(line, "nonvoluntary_ctxt_switches: %llu", &n) == 1)
+				*into += n;
+		fclose(f);
+	}
+	closedir(d);
+}
+
 static struct bench_cpu cpu_now(void)
 {
+	struct bench_cpu c = { 0 };
 	/* simulated: the actors' CPU time, and no resident set (the simulator's is no result) */
-	if (sb_exec_virtual())
-		return (struct bench_cpu){ .user_s = (double)sb_sim_cpu_ns() / 1e9 };
+	if (sb_exec_virtual()) {
+		c.user_s = (double)sb_sim_cpu_ns() / 1e9;
+		sb_sim_preemptions(&c.preempted_workers, &c.preempted_clients);
+		return c;
+	}
 	struct rusage ru;
 	getrusage(RUSAGE_SELF, &ru);
-	return (struct bench_cpu){ .user_s = (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6,
-				   .sys_s = (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6,
-				   .maxrss_kib = ru.ru_maxrss };
+	c.user_s = (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6;
+	c.sys_s = (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
+	c.maxrss_kib = ru.ru_maxrss;
+	preemptions_native(&c.preempted_workers, &c.preempted_clients);
+	return c;
 }
 
 static void sleep_ms(long ms)
@@ -482,6 +521,13 @@ static void run_measure(struct run *x)
 		fputc('\n', stderr);
 }
 
+/* A count's growth over the window; BENCH_UNKNOWN when it fell (a thread counted at the start
+ * had ended by the close, taking its count with it). */
+static uint64_t since(uint64_t now, uint64_t then)
+{
+	return now >= then ? now - then : BENCH_UNKNOWN;
+}
+
 /* Close the window: its counters and CPU time. */
 static void window_close(struct run *x)
 {
@@ -498,7 +544,9 @@ static void window_close(struct run *x)
 	/* rusage counts whole microseconds: difference them as such, so 0.056174 s does not print as
 	 * 0.056173999999999995 */
 	r->cpu_window = (struct bench_cpu){ round((cpu1.user_s - x->win.cpu0.user_s) * 1e6) / 1e6,
-					    round((cpu1.sys_s - x->win.cpu0.sys_s) * 1e6) / 1e6, cpu1.maxrss_kib };
+					    round((cpu1.sys_s - x->win.cpu0.sys_s) * 1e6) / 1e6, cpu1.maxrss_kib,
+					    since(cpu1.preempted_workers, x->win.cpu0.preempted_workers),
+					    since(cpu1.preempted_clients, x->win.cpu0.preempted_clients) };
 	r->window_s = (double)(r->win_end - r->win_start) / 1e9;
 }
 

@@ -46,6 +46,11 @@ uint64_t sb_sim_cpu_ns(void)
 	return 0;
 }
 
+void sb_sim_preemptions(uint64_t *workers, uint64_t *clients)
+{
+	*workers = *clients = 0;
+}
+
 const char *sb_sim_costs_version(void)
 {
 	return "";

@@ -59,6 +59,8 @@ namespace {
  * a few queue operations' worth, small beside any task or wait it would otherwise pay with. */
 constexpr double SB_SIM_AHEAD_NS = 1000;
 
+enum { K_OTHER, K_WORKER, K_CLIENT, NR_KINDS };
+
 struct actor_state {
 	struct sb_tls tls = {};
 	sg4::SemaphorePtr sem = sg4::Semaphore::create(0); /* parking */
@@ -73,6 +75,8 @@ struct actor_state {
 	/* time slices (S.sliced): the core it holds, and how it stands in line for one */
 	sg4::SemaphorePtr cpu = sg4::Semaphore::create(0); /* granted a core (see grant) */
 	int core = -1;
+	int last_core = -1;    /* the core it held last (S.wake_last_core: a woken thread goes back there) */
+	int kind = K_OTHER;    /* a worker, a request thread or neither (the preemption counts) */
 	bool fresh = true;     /* back from a park or a sleep (or new) and not on a core since: it preempts */
 	int pinned = -1;       /* put off its core by a wakee stacked on it: waits in S.pinq for that core */
 	bool queued = false;   /* in S.runq */
@@ -105,7 +109,8 @@ constexpr int spread_first[NR_GROUPS] = { SB_COST_PARK_P10, SB_COST_PARK_BUSY_P1
 constexpr int SPREAD = 5;
 /* costs a table may leave out, each on its own (the percentile groups above go by five) */
 constexpr int OPTIONAL[] = { SB_COST_SLICE,    SB_COST_JOB,          SB_COST_JOB_CREATE,    SB_COST_JOB_END,
-			     SB_COST_PARK_CPU, SB_COST_COMPUTE_ITER, SB_COST_MEMORY_DOUBLE, SB_COST_LINE_QUEUE };
+			     SB_COST_PARK_CPU, SB_COST_COMPUTE_ITER, SB_COST_MEMORY_DOUBLE, SB_COST_LINE_QUEUE,
+			     SB_COST_WAKE_LAST_CORE };
 constexpr double WAKE_STACK_US[SB_NR_WAKE_STACK] = SB_WAKE_STACK_US;
 constexpr double WAKE_DUTY[SB_NR_WAKE_DUTY] = SB_WAKE_DUTY_PC;
 /* The kernel's load tracking (PELT) halves a thread's past every 32 ms; its wake-up placement reads
@@ -138,6 +143,8 @@ struct sim_state {
 	std::deque<actor_state *> runq;    /* sliced: the actors waiting for a core, the next first */
 	std::vector<std::deque<actor_state *>> pinq; /* sliced: per core, those waiting for that one only */
 	bool stacking = false; /* sliced, and the table gives wake_stack_* (see stack_on_waker) */
+	bool wake_last_core = false; /* sliced, and the table's wake_last_core is 1 (see take_core) */
+	uint64_t preempted[NR_KINDS] = {}; /* sliced: times a runnable actor of each kind lost its core */
 	double busy = 0; /* simulated CPU time: every ns spent, none slept or parked */
 	bool has[NR_GROUPS] = {}; /* which optional percentile groups (spread_first) the table gives */
 	uint64_t rng = 0x9e3779b97f4a7c15ull; /* the draws from them: a fixed start, so a seed replays */
@@ -250,6 +257,7 @@ void leave_core(actor_state *a)
 	a->fresh = true;
 	if (c < 0)
 		return;
+	a->last_core = c;
 	S.holder[(size_t)c] = nullptr;
 	hand_on(c);
 }
@@ -294,8 +302,14 @@ void take_core(actor_state *a)
 		if (oldest < 0 || S.holder[c]->slice_start < S.holder[(size_t)oldest]->slice_start)
 			oldest = (int)c;
 	}
+	/* Linux's choice when no CPU is idle (select_task_rq_fair): the wakee's previous CPU, so a
+	 * request thread woken beside a busy worker takes its own core back, not the worker's */
+	if (S.wake_last_core && a->fresh && a->last_core >= 0)
+		oldest = a->last_core;
 	if (a->fresh && oldest >= 0) {
 		actor_state *v = S.holder[(size_t)oldest];
+		S.preempted[v->kind]++;
+		v->last_core = oldest;
 		v->core = -1;
 		if (v->in_stretch)
 			v->off_since = t;
@@ -321,6 +335,8 @@ void sliced_busy(actor_state *a, double ns)
 			a->yield = false;
 			int c = a->core;
 			if (!S.runq.empty() || !S.pinq[(size_t)c].empty()) {
+				S.preempted[a->kind]++;
+				a->last_core = c;
 				a->core = -1;
 				S.holder[(size_t)c] = nullptr;
 				hand_on(c);
@@ -405,6 +421,8 @@ void spend(actor_state *a, double ns)
 int thread_start(struct sb_xthread *th, const char *name, void *(*fn)(void *), void *arg)
 {
 	auto *a = new actor_state;
+	/* core/runtime.c and workloads/clients.c name their threads so */
+	a->kind = !strncmp(name, "worker-", 7) ? K_WORKER : !strncmp(name, "client-", 7) ? K_CLIENT : K_OTHER;
 	th->vt = a;
 	/* creating is a simcall: the new actor may run before it returns, so it sets its own data */
 	actor_state *self = switch_out();
@@ -605,6 +623,8 @@ actor_state *stack_on_waker(actor_state *waker, actor_state *wakee)
 		return nullptr;
 	int c = waker->core;
 	double t = sg4::Engine::get_clock();
+	S.preempted[waker->kind]++;
+	waker->last_core = c;
 	waker->core = -1;
 	waker->pinned = c;
 	S.pinq[(size_t)c].push_back(waker);
@@ -902,10 +922,11 @@ int load_costs(const char *path, const char *const *policies, const char *policy
 		S.given[c] = seen[c];
 		seen[c] = true;
 	}
-	if (rc == 0 && S.cost[SB_COST_LINE_QUEUE] != 0 && S.cost[SB_COST_LINE_QUEUE] != 1) {
-		snprintf(err, errlen, "%s: line_queue is a switch: 0 or 1", path);
-		rc = -EINVAL;
-	}
+	for (int c : { SB_COST_LINE_QUEUE, SB_COST_WAKE_LAST_CORE })
+		if (rc == 0 && S.cost[c] != 0 && S.cost[c] != 1) {
+			snprintf(err, errlen, "%s: %s is a switch: 0 or 1", path, sb_cost_names[c]);
+			rc = -EINVAL;
+		}
 	if (rc == 0 && S.given[SB_COST_SLICE] && !(S.cost[SB_COST_SLICE] > 0)) {
 		snprintf(err, errlen, "%s: slice must be more than 0 ns", path);
 		rc = -EINVAL;
@@ -1013,6 +1034,8 @@ extern "C" int sb_sim_run(const char *costs_path, unsigned cores, const char *co
 	S.runq.clear();
 	S.pinq.assign(cores, {});
 	S.stacking = S.sliced && S.stack_given;
+	S.wake_last_core = S.sliced && S.cost[SB_COST_WAKE_LAST_CORE] == 1;
+	std::fill(std::begin(S.preempted), std::end(S.preempted), 0);
 	auto *zone = sg4::create_full_zone("machine");
 	S.host = zone->create_host("cpu", 1.0);
 	S.host->set_core_count(cores ? (int)cores : 4096);
@@ -1056,6 +1079,12 @@ extern "C" void sb_sim_shared_line(struct sb_sim_line *out)
 extern "C" uint64_t sb_sim_cpu_ns(void)
 {
 	return (uint64_t)std::llround(S.busy);
+}
+
+extern "C" void sb_sim_preemptions(uint64_t *workers, uint64_t *clients)
+{
+	*workers = S.preempted[K_WORKER];
+	*clients = S.preempted[K_CLIENT];
 }
 
 extern "C" double sb_sim_cost(enum sb_cost c)
