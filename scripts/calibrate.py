@@ -386,8 +386,9 @@ def main():
     lines += [f"# {k} {cost[k]:.3f}" for k in cost if k.startswith("wake_stack_")]
     lines += [f"job {cost['job']:.1f}", f"job_create {cost['job_create']:.1f}", f"job_end {cost['job_end']:.1f}",
               f"compute_iter {cost['compute_iter']:.3f}", f"memory_double {cost['memory_double']:.4f}"]
-    # a line serves one operation at a time, each in its turn (the model's, not a measurement)
-    lines += ["line_queue 1"] + [f"push@{pol} {max(task[pol] - cost['pop'], cost['push']):.1f}" for pol in pols]
+    # a line serves one operation at a time, each in its turn (the model's, not a measurement); a
+    # woken thread goes back to its last core when none is idle (Linux's choice, PAPER.md §4.11)
+    lines += ["line_queue 1", "wake_last_core 1"] + [f"push@{pol} {max(task[pol] - cost['pop'], cost['push']):.1f}" for pol in pols]
     with open(a.out + ".tmp", "w") as f:
         f.write("\n".join(lines) + "\n")
     os.replace(a.out + ".tmp", a.out)

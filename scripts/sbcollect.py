@@ -47,6 +47,10 @@ def derived(s):
     if win and s.get("window_s") and s.get("threads"):
         # share of the workers' window time spent suspended: 1 means every worker slept throughout
         out["suspended_share"] = win.get("suspended_ns", 0) / (s["window_s"] * 1e9 * s["threads"])
+    cpu = s.get("cpu", {})
+    for who in ("workers", "clients"):  # how often the OS took a runnable one's core (null: not taken)
+        if cpu.get(f"window_preempted_{who}") is not None and s.get("window_s"):
+            out[f"preempted_per_s.{who}"] = cpu[f"window_preempted_{who}"] / s["window_s"]
     ps, submitted = s.get("policy_stats", {}), s.get("reconciliation", {}).get("jobs_submitted")
     if "handoffs" in ps and submitted:
         out["per_job.handoffs"] = ps["handoffs"] / submitted  # policy stats cover the whole run

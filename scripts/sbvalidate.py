@@ -14,7 +14,8 @@ import sbrun
 from sbcli import die
 
 METRICS = [("throughput", "throughput", "jobs/s"), ("p50", "all.p50", "µs"), ("p99", "all.p99", "µs"),
-           ("cores", "cpu.window_cores", "cores"), ("steals", "per_job.stolen", "steals/job")]
+           ("cores", "cpu.window_cores", "cores"), ("steals", "per_job.stolen", "steals/job"),
+           ("preempted", "preempted_per_s.workers", "worker preemptions/s")]
 OLTP_CLASSES = ["begin", "insert", "point", "filter", "multi", "join", "aggregate", "scan", "commit"]
 
 

@@ -266,7 +266,7 @@ def report(d, native_dir, partial=False, sim_seeds=None, out=None, speed=None):
              f"|throughput| <= {tt}% and |p99| <= {tp}%.", *([speed_line] if speed_line else []), "",
              "## Per workload and worker count", "",
              "| cell | workers | policies | throughput within | p99 within | median abs err: throughput | p50 | p99 "
-             "| cores | steals |", "|---|---|---|---|---|---|---|---|---|---|"]
+             "| cores | steals | worker preemptions |", "|---|---|---|---|---|---|---|---|---|---|---|"]
     per_cell = []
     for c, p, t in cells:
         nat, sim = med[("native", c, p, t)], med[("sim", c, p, t)]
@@ -300,8 +300,8 @@ def report(d, native_dir, partial=False, sim_seeds=None, out=None, speed=None):
                      f"| {b} ({100 * b / n:.0f}%) | {spread(e['p99'] for e in es)} |")
     lines += speedup_lines(med, [x["name"] for x in desc["cells"] if x["workload"] == "forkjoin"], tt)
     lines += ["", "## Every cell (native / simulated, error %)", "",
-              "| cell | policy | workers | jobs/s | err | p50 µs | err | p99 µs | err | cores | err | steals/job | err |",
-              "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+              "| cell | policy | workers | jobs/s | err | p50 µs | err | p99 µs | err | cores | err | steals/job | err "
+              "| worker preemptions/s | err |", "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     compact = []
     for c, p, t, nat, sim, e in per_cell:
         f = []

@@ -81,6 +81,10 @@ What is asserted:
                 worker, 100 iterations, a compute_bound task costs 100 x compute_iter more and a
                 memory_bound one 100 x 1,024 doubles x memory_double more than with neither in the
                 table (then a task costs its scheduling alone); meta.json: null without them
+  wake_last_core  with the table's wake_last_core 1 a thread woken while no core is idle takes back
+                the core it held last: tiny at 1 worker with 4 request threads on 2 sliced cores,
+                the worker is preempted several times less, the request threads more
+                (summary.json's window_preempted_*); shared evenly nothing is preempted; 2 is refused
 Every other run names a table (this machine's when there is one, else a committed one): the
 checks are about behaviour, and a fresh machine has no table of its own.
 Each failure prints what differed; the exit status is the number of failed checks.
@@ -425,7 +429,7 @@ def cold(sb, tmp):
 
 
 OPTIONAL = ("park_p", "park_long_after", "park_busy_", "park_idle_", "over_100us_", "over_1ms_", "slice", "job",
-            "park_cpu", "compute_iter", "memory_double", "wake_stack_", "line_queue", "noise_")
+            "park_cpu", "compute_iter", "memory_double", "wake_stack_", "line_queue", "wake_last_core", "noise_")
 STACK_US = (0, 1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000)  # core/exec.h's SB_WAKE_STACK_US
 
 
@@ -1120,6 +1124,36 @@ def shared_line(sb, tmp):
 
 
 
+def wake_last_core(sb, tmp):
+    """With cores shared in slices, a thread woken while no core is idle preempts a holder: with
+    the table's wake_last_core 1 the holder of the core it held last (Linux's choice), else the
+    one whose slice began first, which beside a busy worker is the worker. tiny at 1 worker, 4
+    request threads on 2 cores: the worker is preempted several times less with it
+    (summary.json's window_preempted_workers), the request threads more (they now take each
+    other's core); with no slices nothing is preempted; wake_last_core 2 is refused in one line."""
+    base = base_table(sb)
+    paths = write_tables(tmp, "lastcore", base, {"oldest": "slice 4000000\n", "last": "slice 4000000\nwake_last_core 1\n",
+                                                 "even": "wake_last_core 1\n", "two": "slice 4000000\nwake_last_core 2\n"})
+    args = ["--policy", "fifo", "--workload", "tiny", "--threads", "1", "-d", "0.05", "--warmup", "0.01", "--sim-cores", "2"]
+    got = {}
+    for k, path in paths.items():
+        out = os.path.join(tmp, f"lastcore-{k}")
+        p = run(sb, args + ["--sim-costs", path], out)
+        if k == "two":
+            check(p.returncode == 2 and p.stderr.count("\n") == 1 and "wake_last_core is a switch: 0 or 1" in p.stderr
+                  and not os.path.exists(out), f"wake_last_core: 2 is refused ({p.returncode}: {p.stderr.strip()})")
+            continue
+        check(p.returncode == 0, f"wake_last_core {k}: exits 0 ({p.returncode}: {p.stderr.strip()[:300]})")
+        if p.returncode:
+            return
+        s = summary(out)
+        got[k] = (s["cpu"]["window_preempted_workers"], s["cpu"]["window_preempted_clients"], s["throughput"])
+    (wo, co, _), (wl, cl, _) = got["oldest"], got["last"]
+    check(wo > 100 and wl * 3 < wo and cl > co, f"wake_last_core: the worker keeps its core, the request threads "
+          f"give theirs up (worker, clients preempted: oldest {wo}, {co}; last {wl}, {cl})")
+    check(got["even"][:2] == (0, 0), f"wake_last_core: cores shared evenly preempt nothing ({got['even']})")
+
+
 def job_lines(sb, tmp):
     """priority queues a job's subtasks in the job's own queue, which every worker serving the
     job takes from (SB_POLICY_JOB_QUEUES): with line_queue its operations wait their turn on the
@@ -1152,7 +1186,8 @@ def main():
                                            "bad_input", "table", "validate", "speedup_split", "cold", "shared_cores",
                                            "slices", "park_spread", "long_parks", "busy_pause", "job_cost",
                                            "park_way_back", "job_apart", "park_cpu", "host_speeds", "kernel_cost",
-                                           "wake_stacking", "shared_line", "job_lines", "external_threads", "noise"])
+                                           "wake_stacking", "shared_line", "wake_last_core", "job_lines", "external_threads",
+                                           "noise"])
     a = ap.parse_args()
     sb = os.path.abspath(a.schedbed)
     tmp = tempfile.mkdtemp(prefix="schedbed-sim-")
@@ -1163,7 +1198,8 @@ def main():
                          ("slices", slices), ("park_spread", park_spread), ("long_parks", long_parks), ("busy_pause", busy_pause),
                          ("job_cost", job_cost), ("park_way_back", park_way_back), ("job_apart", job_apart),
                          ("park_cpu", park_cpu), ("host_speeds", host_speeds), ("kernel_cost", kernel_cost),
-                         ("wake_stacking", wake_stacking), ("shared_line", shared_line), ("job_lines", job_lines),
+                         ("wake_stacking", wake_stacking), ("shared_line", shared_line), ("wake_last_core", wake_last_core),
+                         ("job_lines", job_lines),
                          ("external_threads", external_threads), ("noise", noise)):
             if not a.only or a.only == name:
                 fn(sb, tmp)
