@@ -367,9 +367,9 @@ def main():
         *[f"# {x}" for x in park_head],
         "# compute_iter, memory_double: patterns' kernels, per compute_bound iteration (16 FLOP) and per double",
         f"# of a memory_bound pass over the default 8 KiB scratch: the CPU {KERNELS['compute_iter'][1]} and "
-        f"{KERNELS['memory_double'][1]} iterations add to {KERNEL_JOBS} jobs of the default stencil under serial at 1 "
-        "worker over 0 iterations (median of 3 pairs); charged to each simulated task as work, since an actor's own "
-        "computation moves no simulated clock.",
+        f"{KERNELS['memory_double'][1]} iterations add to {KERNEL_JOBS} jobs",
+        "# of the default stencil under serial at 1 worker over 0 iterations (median of 3 pairs); charged to each",
+        "# simulated task as work, since an actor's own computation moves no simulated clock.",
         f"# push@POLICY: CPU time per task of a 1-worker chain with no work (the CPU {CHAINS[1]} tasks take",
         f"# beyond {CHAINS[0]}, over the extra tasks; median of 3 pairs of native runs) minus pop: the policy's callbacks and the core's per-task path, charged on the",
         "# submit because every task passes there (the caller's own list is popped without a policy call).",

@@ -845,9 +845,12 @@ int load_costs(const char *path, const char *const *policies, const char *policy
 		return -EINVAL;
 	}
 	bool seen[SB_NR_COSTS] = {};
-	char line[256];
+	/* a line of any length (calibrate.py's comments run long): a fixed buffer read the rest of a
+	 * long comment as a line of its own and refused the table */
+	char *line = nullptr;
+	size_t cap = 0;
 	int lineno = 0, rc = 0;
-	while (rc == 0 && fgets(line, sizeof line, f)) {
+	while (rc == 0 && getline(&line, &cap, f) >= 0) {
 		lineno++;
 		char key[64], val[128];
 		if (line[0] == '#' || sscanf(line, "%63s %127s", key, val) != 2)
@@ -893,6 +896,7 @@ int load_costs(const char *path, const char *const *policies, const char *policy
 		S.cost[k] = v;
 		seen[k] = true;
 	}
+	free(line);
 	fclose(f);
 	/* The percentile groups are optional (older tables have none), each all five or none, and a
 	 * long park's two groups come with park_long_after, the over-sleeps' two with each other. */

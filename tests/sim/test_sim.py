@@ -244,7 +244,8 @@ def costs(sb, tmp):
     base = table(sb)
     path = os.path.join(tmp, "costs-pop.txt")
     with open(base) as f, open(path, "w") as g:
-        g.write(f.read() + "push@stealing 100000\n")
+        # a comment longer than any buffer (calibrate.py's run past 256 characters) is a comment
+        g.write("# " + "a long comment, " * 80 + "push 1\n" + f.read() + "push@stealing 100000\n")
     for pol, lo, hi in (("stealing", 0.19, 1.0), ("fifo", 0.0, 0.05)):
         d = os.path.join(tmp, "costs-" + pol)
         p = run(sb, ["--policy", pol, "--workload", "micro", "--threads", "1", "-n", "1", "--set", "pattern=chain",
