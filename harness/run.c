@@ -70,7 +70,13 @@ static void preemptions_native(uint64_t *workers, uint64_t *clients)
 	closedir(d);
 }
 
-static struct bench_cpu cpu_now(void)
+/* The process's CPU time and peak memory, and the preemption counts: CPU_OPEN reads the
+ * counts before the CPU time and CPU_CLOSE after it, so that the /proc reads (some 12 ms of the
+ * harness's CPU with 256 request threads) fall outside the window either way; CPU_ONLY skips
+ * them (the run's end, when the threads are gone). */
+enum cpu_when { CPU_OPEN, CPU_CLOSE, CPU_ONLY };
+
+static struct bench_cpu cpu_now(enum cpu_when when)
 {
 	struct bench_cpu c = { 0 };
 	/* simulated: the actors' CPU time, and no resident set (the simulator's is no result) */
@@ -79,12 +85,15 @@ static struct bench_cpu cpu_now(void)
 		sb_sim_preemptions(&c.preempted_workers, &c.preempted_clients);
 		return c;
 	}
+	if (when == CPU_OPEN)
+		preemptions_native(&c.preempted_workers, &c.preempted_clients);
 	struct rusage ru;
 	getrusage(RUSAGE_SELF, &ru);
 	c.user_s = (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6;
 	c.sys_s = (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
 	c.maxrss_kib = ru.ru_maxrss;
-	preemptions_native(&c.preempted_workers, &c.preempted_clients);
+	if (when == CPU_CLOSE)
+		preemptions_native(&c.preempted_workers, &c.preempted_clients);
 	return c;
 }
 
@@ -106,7 +115,7 @@ static void window_open(struct sb_rt *rt, struct bench_result *r, struct window 
 	w->open = true;
 	r->win_start = now;
 	counters_now(rt, w->cnt0);
-	w->cpu0 = cpu_now();
+	w->cpu0 = cpu_now(CPU_OPEN);
 	sb_rt_set_window(rt, now, UINT64_MAX);
 }
 
@@ -538,7 +547,7 @@ static void window_close(struct run *x)
 		window_open(x->rt, r, &x->win, r->win_end);
 	sb_rt_set_window(x->rt, r->win_start, r->win_end);
 	counters_now(x->rt, r->window_cnt);
-	struct bench_cpu cpu1 = cpu_now();
+	struct bench_cpu cpu1 = cpu_now(CPU_CLOSE);
 	for (unsigned c = 0; c < SB_NR_COUNTERS; c++)
 		r->window_cnt[c] -= x->win.cnt0[c];
 	/* rusage counts whole microseconds: difference them as such, so 0.056174 s does not print as
@@ -569,7 +578,7 @@ static void run_stop(struct run *x)
 	drain_end(&dr);
 	sb_rt_stop(x->rt, SB_STOP_DRAIN);
 	r->stop_s = (double)(sb_now_ns() - r->win_end) / 1e9;
-	r->cpu_total = cpu_now();
+	r->cpu_total = cpu_now(CPU_ONLY);
 	o->workload->counts(x->wst, &r->wl);
 	r->arrivals_s = (double)(r->win_end - x->start) / 1e9;
 }
