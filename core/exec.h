@@ -165,8 +165,10 @@ enum sb_cost {
 	 * is idle back to the core it held last, whose holder it preempts, as Linux picks the
 	 * wakee's previous CPU when none is idle; 0 (or absent) has it preempt the holder whose
 	 * slice began first, which beside a busy worker is the worker: on tiny at 1 worker with 4
-	 * request threads on 2 cores that preempted the worker ten times as often as the kernel
-	 * does (summary.json's window_preempted_workers, PAPER.md §4.11). Optional. */
+	 * request threads on 2 cores that took the worker's core some 25,000 times a second where
+	 * the 2-core host's kernel took it 36 to 99 times under fifo, stealing, lanes and
+	 * distribution, and 1 some 5,000 (summary.json's window_preempted_workers, PAPER.md §4.11,
+	 * row 104). Optional. */
 	SB_COST_WAKE_LAST_CORE,
 	/* What loading a task costs beyond an L1 hit, by how far back it lies: cold_K when more than
 	 * 2^(K-1) and at most 2^K other tasks were touched since it was (its reuse distance), cold_22
