@@ -84,7 +84,9 @@ What is asserted:
   wake_last_core  with the table's wake_last_core 1 a thread woken while no core is idle takes back
                 the core it held last: tiny at 1 worker with 4 request threads on 2 sliced cores,
                 the worker is preempted several times less, the request threads more
-                (summary.json's window_preempted_*); shared evenly nothing is preempted; 2 is refused
+                (summary.json's window_preempted_*); shared evenly nothing is preempted; 2 is refused;
+                natively, every thread on one CPU (taskset), the kernel's count of the worker's
+                preemptions is more than 0
 Every other run names a table (this machine's when there is one, else a committed one): the
 checks are about behaviour, and a fresh machine has no table of its own.
 Each failure prints what differed; the exit status is the number of failed checks.
@@ -1153,6 +1155,15 @@ def wake_last_core(sb, tmp):
     check(wo > 100 and wl * 3 < wo and cl > co, f"wake_last_core: the worker keeps its core, the request threads "
           f"give theirs up (worker, clients preempted: oldest {wo}, {co}; last {wl}, {cl})")
     check(got["even"][:2] == (0, 0), f"wake_last_core: cores shared evenly preempt nothing ({got['even']})")
+    # the native count: every thread on one CPU, so the busy worker loses it to its request
+    # threads (a woken one, or a slice's end) within the window
+    out = os.path.join(tmp, "lastcore-native")
+    p = subprocess.run(["taskset", "-c", "0", sb, "run", "-q"] + args[:-2] + ["--out", out], capture_output=True, text=True,
+                       timeout=120)
+    cpu = summary(out)["cpu"] if p.returncode == 0 else {}
+    check(cpu.get("window_preempted_workers", 0) > 0 and isinstance(cpu.get("window_preempted_clients"), int),
+          f"wake_last_core: natively on one CPU the kernel's count of the worker's preemptions is kept "
+          f"({p.returncode}: {cpu.get('window_preempted_workers')}, {cpu.get('window_preempted_clients')})")
 
 
 def job_lines(sb, tmp):
