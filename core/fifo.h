@@ -72,6 +72,11 @@ int sb_fifo_init(struct sb_fifo *q);
 /* Frees the segments still linked; the queue must be quiescent (no thread inside an
  * operation). Tasks still queued are not touched. */
 void sb_fifo_fini(struct sb_fifo *q);
+/* Empties a quiescent queue for another life, as sb_fifo_fini then sb_fifo_init would, but keeps
+ * its head segment and clears only the cells its positions reached (a queue that lived for a
+ * few tasks costs a few stores, not a segment's 4 KiB and two trips to the pool). Tasks still
+ * queued are forgotten, not touched. */
+void sb_fifo_reset(struct sb_fifo *q);
 /* queue.c: a segment holding positions [base, base + SB_FIFO_SEG), all cells empty, from the
  * pool or the allocator (aborts with a message when out of memory: a push cannot fail). */
 struct sb_fifo_seg *sb_fifo_seg_new(uint64_t base);

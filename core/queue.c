@@ -239,3 +239,27 @@ void sb_fifo_fini(struct sb_fifo *q)
 	atomic_store_explicit(&q->head, NULL, memory_order_relaxed);
 	atomic_store_explicit(&q->tail, NULL, memory_order_relaxed);
 }
+
+void sb_fifo_reset(struct sb_fifo *q)
+{
+	/* relaxed throughout: the queue's users are gone (the caller's contract), and whoever
+	 * uses it next gets it through a synchronising hand-over */
+	struct sb_fifo_seg *s = atomic_load_explicit(&q->head, memory_order_relaxed);
+	struct sb_fifo_seg *next = atomic_load_explicit(&s->next, memory_order_relaxed);
+	uint64_t enq = atomic_load_explicit(&q->enq, memory_order_relaxed);
+	uint64_t base = sb_fifo_base(s);
+	while (next) {
+		struct sb_fifo_seg *n = atomic_load_explicit(&next->next, memory_order_relaxed);
+		sb_fifo_seg_unused(next);
+		next = n;
+	}
+	/* no position at or past enq was written */
+	uint64_t used = enq <= base ? 0 : enq - base >= SB_FIFO_SEG ? SB_FIFO_SEG : enq - base;
+	for (uint64_t i = 0; i < used; i++)
+		atomic_store_explicit(&s->cells[i], NULL, memory_order_relaxed);
+	atomic_store_explicit(&s->base, 0, memory_order_relaxed);
+	atomic_store_explicit(&s->next, NULL, memory_order_relaxed);
+	atomic_store_explicit(&q->enq, 0, memory_order_relaxed);
+	atomic_store_explicit(&q->deq, 0, memory_order_relaxed);
+	atomic_store_explicit(&q->tail, s, memory_order_relaxed);
+}

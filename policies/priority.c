@@ -4,10 +4,11 @@
  * workers serve at once.
  *
  * Owns. The handle queues (one per clamped priority level), the per-job state (job->pdata: the
- * subtask queue and the job's handles; made in job_start, released from job_end) and the
- * handle each worker holds. Does not own waiting and wake-ups (the core's), the cancellation
- * mark and the dropping of cancelled tasks (the core's: sb_job_cancel marks the job, and the
- * core drops its tasks as they reach it), or sticky exclusion (the core's transaction lock).
+ * subtask queue and the job's handles; taken from the policy's pool in job_start, back to it
+ * with the last reference) and the handle each worker holds. Does not own waiting and
+ * wake-ups (the core's), the cancellation mark and the dropping of cancelled tasks (the core's:
+ * sb_job_cancel marks the job, and the core drops its tasks as they reach it), or sticky
+ * exclusion (the core's transaction lock).
  *
  * Algorithm. As in memo 004, "solution three". Every task of a job is a subtask and goes to the
  * job's queue (an unbounded sb_fifo). A *handle* is a marker entry (SB_TF_MARKER, owned by the
@@ -211,6 +212,8 @@ static void priority_destroy(void *st)
 	}
 	if (atomic_load_explicit(&pr->front.head, memory_order_relaxed))
 		sb_fifo_fini(&pr->front);
+	priority_pool_free(pr);
+	pthread_mutex_destroy(&pr->pool_lock);
 	free(pr->lv);
 	free(pr->w);
 	free(pr);
@@ -226,6 +229,8 @@ static int priority_create(struct sb_rt *rt, const void *params, void **state, c
 	pr->rt = rt;
 	pr->nworkers = sb_nworkers(rt);
 	pr->nlevels = 2 * (unsigned)p->max_priority + 1;
+	pr->max_limit = pr->nworkers < PRIORITY_MAX_SERVERS ? pr->nworkers : PRIORITY_MAX_SERVERS;
+	pthread_mutex_init(&pr->pool_lock, NULL);
 	pr->lv = sb_alloc_lines((pr->nlevels + 1) * sizeof *pr->lv);
 	pr->w = sb_alloc_lines(pr->nworkers * sizeof *pr->w);
 	if (!pr->lv || !pr->w)
@@ -277,6 +282,7 @@ static void priority_stats(void *st, sb_stat_emit_fn emit, void *ctx)
 	emit(ctx, "cancel_handles", (double)atomic_load_explicit(&pr->nr_cancel, memory_order_relaxed));
 	emit(ctx, "clamped_priorities", (double)atomic_load_explicit(&pr->nr_clamped, memory_order_relaxed));
 	emit(ctx, "unstarted", (double)atomic_load_explicit(&pr->nr_unstarted, memory_order_relaxed));
+	emit(ctx, "states_made", (double)atomic_load_explicit(&pr->nr_states, memory_order_relaxed));
 }
 
 const struct sb_policy_ops priority_ops = {

@@ -16,6 +16,8 @@
 #ifndef SB_POLICIES_PRIORITY_IMPL_H
 #define SB_POLICIES_PRIORITY_IMPL_H
 
+#include <pthread.h>
+
 #include "../core/policy.h"
 #include "../core/queue.h"
 
@@ -47,8 +49,10 @@ struct priority_job {
 	_Atomic bool cancel_sent;
 	unsigned limit;      /* N */
 	unsigned level;      /* index of the handle queue */
+	struct priority *pr; /* whose pool it goes back to */
+	struct priority_job *next_free; /* in the pool */
 	struct sb_task cancel;
-	struct sb_task markers[];
+	struct sb_task markers[]; /* pr->max_limit of them, whatever this job's limit */
 };
 
 /* Per worker, owner-only; the counters are stored relaxed by the owner and read by stats. */
@@ -81,8 +85,16 @@ struct priority {
 	struct sb_fifo front;
 	struct priority_level *lv;
 	struct priority_worker *w;
+	unsigned max_limit; /* the largest N a job can have: every state has room for it */
 	_Alignas(SB_CACHELINE) _Atomic uint64_t nr_jobs;
 	_Atomic uint64_t nr_cancel, nr_clamped, nr_unstarted;
+	/* Per-job states of ended jobs, for the next job_start (priority_job.c): one made and freed
+	 * per job cost glibc's aligned allocation, a free on another thread's arena and two trips
+	 * to the queue segments' pool. Under pool_lock. */
+	_Alignas(SB_CACHELINE) pthread_mutex_t pool_lock;
+	struct priority_job *pool;
+	unsigned pool_len;
+	_Atomic uint64_t nr_states; /* states taken from the allocator (stats: states_made) */
 };
 
 
@@ -105,6 +117,9 @@ static inline struct priority_job *job_of(const struct sb_task *h)
 	return h->arg;
 }
 
+/* priority_job.c: the last reference is gone; the state goes back to its pool */
+void priority_job_recycle(struct priority_job *pj);
+
 static inline void job_ref(struct priority_job *pj)
 {
 	/* relaxed: the caller owns a reference already, or keeps the job open (job_end not run) */
@@ -116,8 +131,7 @@ static inline void job_unref(struct priority_job *pj)
 	/* acq_rel: the last owner sees every other owner's accesses before it frees */
 	if (atomic_fetch_sub_explicit(&pj->refs, 1, memory_order_acq_rel) != 1)
 		return;
-	sb_fifo_fini(&pj->q);
-	free(pj);
+	priority_job_recycle(pj);
 }
 
 static inline unsigned handles_out(const struct priority_job *pj, uint64_t free_bits)
@@ -173,5 +187,7 @@ static inline void hold(struct priority *pr, struct priority_worker *me, struct 
 void priority_job_start(void *st, struct sb_job *j, struct sb_thread *caller);
 void priority_job_end(void *st, struct sb_job *j);
 void priority_job_cancel(void *st, struct sb_job *j);
+/* Frees the pool of ended jobs' states (destroy, after every reference is gone). */
+void priority_pool_free(struct priority *pr);
 
 #endif

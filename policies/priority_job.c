@@ -14,11 +14,71 @@
  * does not otherwise keep the job open (the pushed subtask may end the job under it). A handle
  * never touches struct sb_job, which may be freed by then. job_cancel may race with job_end:
  * it enters through job->pword (started bit, ended bit, count of cancellers inside), and
- * job_end leaves the job's reference to the last canceller out.
+ * job_end leaves the job's reference to the last canceller out. The last reference puts the
+ * state back in the policy's pool, its queue emptied in place (sb_fifo_reset), and the next
+ * job_start takes it from there. A state made and freed per job cost glibc's aligned
+ * allocation, a free into the arena of the thread that made it and two trips to the queue
+ * segments' pool: on `tiny`, where a job is one task, it held this policy to two thirds of
+ * the rate it runs at now (PAPER.md §4.7).
  */
 #include <stdlib.h>
 
 #include "priority_impl.h"
+
+/* The most ended jobs' states kept for reuse; past it they are freed. Live jobs need one each,
+ * so the pool holds what the most jobs ever open at once left behind, up to this. */
+#define POOL_MAX 1024
+
+/* A state from the pool, or a new one; its queue empty, its other fields the caller's to set. */
+static struct priority_job *state_get(struct priority *pr)
+{
+	pthread_mutex_lock(&pr->pool_lock);
+	struct priority_job *pj = pr->pool;
+	if (pj) {
+		pr->pool = pj->next_free;
+		pr->pool_len--;
+	}
+	pthread_mutex_unlock(&pr->pool_lock);
+	if (pj)
+		return pj;
+	pj = sb_alloc_lines(sizeof *pj + pr->max_limit * sizeof pj->markers[0]);
+	if (!pj)
+		return NULL;
+	sb_fifo_init(&pj->q);
+	pj->pr = pr;
+	count(&pr->nr_states);
+	return pj;
+}
+
+void priority_job_recycle(struct priority_job *pj)
+{
+	struct priority *pr = pj->pr;
+	/* every subtask was handed out (none is discarded here), and no thread holds the state */
+	sb_fifo_reset(&pj->q);
+	pthread_mutex_lock(&pr->pool_lock);
+	bool keep = pr->pool_len < POOL_MAX;
+	if (keep) {
+		pj->next_free = pr->pool;
+		pr->pool = pj;
+		pr->pool_len++;
+	}
+	pthread_mutex_unlock(&pr->pool_lock);
+	if (!keep) {
+		sb_fifo_fini(&pj->q);
+		free(pj);
+	}
+}
+
+void priority_pool_free(struct priority *pr)
+{
+	struct priority_job *pj;
+	while ((pj = pr->pool)) {
+		pr->pool = pj->next_free;
+		sb_fifo_fini(&pj->q);
+		free(pj);
+	}
+	pr->pool_len = 0;
+}
 
 void priority_job_start(void *st, struct sb_job *j, struct sb_thread *caller)
 {
@@ -34,10 +94,9 @@ void priority_job_start(void *st, struct sb_job *j, struct sb_thread *caller)
 		count(&pr->nr_clamped);
 		prio = prio > max ? max : -max;
 	}
-	struct priority_job *pj = sb_alloc_lines(sizeof *pj + limit * sizeof pj->markers[0]);
+	struct priority_job *pj = state_get(pr);
 	if (!pj)
 		sb_policy_fatal(pr->rt, -ENOMEM, "out of memory for the state of job %llu", (unsigned long long)j->id);
-	sb_fifo_init(&pj->q);
 	pj->limit = limit;
 	pj->level = (unsigned)(prio + max);
 	atomic_init(&pj->free, limit == 64 ? ~0ull : (1ull << limit) - 1);

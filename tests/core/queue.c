@@ -132,6 +132,37 @@ Test(queues, fifo_order_across_segments)
 	rcu_off();
 }
 
+/* A queue emptied in place starts again at position 0 and holds nothing of its last life, after
+ * a life in one segment and after one over three (the later segments go back to the pool). */
+Test(queues, fifo_reset_forgets_everything)
+{
+	enum { N = 2 * SB_FIFO_SEG + 100 };
+	rcu_on();
+	struct sb_task *tk = tokens_new(N);
+	struct sb_fifo q;
+	cr_assert_eq(sb_fifo_init(&q), 0);
+	size_t lives[] = { 5, N, 1, 0, SB_FIFO_SEG, 7 };
+	for (unsigned l = 0; l < sizeof lives / sizeof lives[0]; l++) {
+		for (size_t i = 0; i < lives[l]; i++)
+			sb_fifo_push(&q, &tk[i]);
+		for (size_t i = 0; i < lives[l]; i++)
+			cr_assert_eq(sb_fifo_pop(&q), &tk[i], "life %u, task %zu", l, i);
+		sb_fifo_reset(&q);
+		cr_assert_eq(sb_fifo_len(&q), 0);
+		/* a cell the last life left set would come out here as a task nobody pushed */
+		cr_assert_null(sb_fifo_pop(&q), "life %u left a task behind", l);
+		struct sb_fifo_seg *s = atomic_load(&q.head);
+		for (unsigned i = 0; i < SB_FIFO_SEG; i++)
+			cr_assert_null(atomic_load(&s->cells[i]), "life %u: cell %u still set", l, i);
+		cr_assert_eq(sb_fifo_base(s), 0);
+		cr_assert_null(atomic_load(&s->next));
+		cr_assert_eq(atomic_load(&q.tail), s);
+	}
+	sb_fifo_fini(&q);
+	free(tk);
+	rcu_off();
+}
+
 /* A long stream through a short queue reuses segments: without reclamation 4M tasks would
  * take 4M / SB_FIFO_SEG fresh segments. Reclamation runs on liburcu's call_rcu thread, which a
  * loaded machine may starve, so the test waits for the retired segments' callbacks every 64

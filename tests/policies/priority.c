@@ -253,6 +253,42 @@ Test(priority, queues_refuse_nothing, .timeout = 30)
 	t_done(rt);
 }
 
+/* ---- priority: per-job states come back ---- */
+
+static enum sb_result rs_sub(struct sb_task *t)
+{
+	atomic_fetch_add(&((struct cc_job *)t->job->arg)->ran, 1);
+	return SB_DONE;
+}
+
+static enum sb_result rs_root(struct sb_task *t)
+{
+	for (uint64_t i = 0; i < t->u[0]; i++)
+		sb_spawn(sb_task_new(t->job, rs_sub, NULL));
+	return SB_DONE;
+}
+
+/* 120 jobs one after another, every tenth with 1,300 subtasks (its queue spans three segments),
+ * the rest with 3: every subtask runs once, in the job it was spawned into, and the states of
+ * ended jobs are reused (a state made per job would make 120). */
+Test(priority, ended_jobs_states_are_reused, .timeout = 60)
+{
+	struct sb_rt *rt = t_rt("priority", 2, NULL);
+	sb_thread_attach(rt);
+	for (unsigned k = 0; k < 120; k++) {
+		struct cc_job cj = { 0 };
+		unsigned n = k % 10 == 3 ? 1300 : 3;
+		wait_put(rt, submit(rt, (struct jspec){ .arg = &cj }, rs_root, n, 0));
+		cr_assert_eq(atomic_load(&cj.ran), n, "job %u: %u of %u subtasks ran", k, atomic_load(&cj.ran), n);
+	}
+	sb_rt_stop(rt, SB_STOP_DRAIN);
+	cr_assert_eq(t_policy_stat(rt, "jobs"), 120);
+	cr_assert_leq(t_policy_stat(rt, "states_made"), 8, "%.0f states made for 120 jobs, one open at a time",
+		      t_policy_stat(rt, "states_made"));
+	sb_thread_detach();
+	t_done(rt);
+}
+
 /* ---- priority: cancellation by handle (memo 004) ---- */
 
 struct cn_job {
