@@ -22,7 +22,9 @@ the workload's own computation, which moves no simulated clock) come from patter
 from the same kind of runs: one request thread running one-task jobs back to back under serial.
 What a job costs when it is created on one thread and ended on another (`job_create`, `job_end`:
 its memory and its counters move between cores) comes from micro chains of one task too, 64 in
-flight from one request thread to one fifo worker that never sleeps (machines.py's probe). On a
+flight from one request thread to one fifo worker that never sleeps (machines.py's probe), and
+the same probe under each other policy in a third of the rounds gives `job_create@POLICY` and
+`job_end@POLICY` (crossjob.py: a policy's own per-job state and hand-over). On a
 host whose cross-thread speed has two levels (the rounds' rates in two groups: machines.two_levels),
 the table takes the slow level's rounds unless --speed fast says otherwise (the median of all
 rounds would flip with which level had more of them), and the header gives both levels.
@@ -54,6 +56,7 @@ from sbread import read_run
 from sbresults import policy_names
 from sbdesc import MANIFEST
 from sbrun import line_state, read_status, run_manifest
+from crossjob import POLICY_EVERY, REMOTE_ROUNDS, remote_lines, per_remote, remote_costs, policy_costs
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -70,7 +73,6 @@ JOBS = (100000, 1000000)  # two counts of one-task jobs, for `job` alike
 # 400-task stencil): the slope is the kernel's alone. memory_bound passes over the 8 KiB scratch (1,024 doubles).
 KERNELS = {"compute_iter": ("compute_bound", 4096, 1), "memory_double": ("memory_bound", 64, 1024)}
 KERNEL_JOBS = 50
-REMOTE_ROUNDS = 27  # spread over the calibration: what a job crossing threads costs changes from one second to the next
 
 
 def sockets():
@@ -139,58 +141,6 @@ def per_kernel(runs, cost):
                              for s in (runs[f"kernel.{cost}.{it}.r{rep}"]["summary"] for it in (0, n)))
         vals.append((c1 - c0) * 1e9 / (k1 * n * units))
     return statistics.median(vals)
-
-
-def remote_lines(reps):
-    """The cross-thread probe (machines.PROBE_ARGS): every job is created on one thread and ended
-    on another, with no wake-up and no park between them: what per_remote reads."""
-    return [{"id": f"remote.r{rep}", "out": f"remote/r{rep}", "program": "schedbed", "timing": True, "slim": True,
-             "tags": {"policy": "fifo", "rep": rep}, "args": machines.PROBE_ARGS}
-            for rep in reps]
-
-
-def per_remote(runs, cost, task):
-    """Each remote round's (rate in jobs/s, job_create, job_end). The worker never sleeps, so of
-    the window's CPU one core is its and the rest the request thread's (the harness's threads
-    sleep); the worker's share is its busy time. Each less what the simulator charges that thread
-    for the same job there: the creator its root task's push and a transfer of the queue's line;
-    the finisher the root's pop, the teardown task's push and pop, and a transfer of the line."""
-    rounds = []
-    for rep in range(1, REMOTE_ROUNDS + 1):
-        s = runs[f"remote.r{rep}"]["summary"]
-        w = s["counters"]["window"]
-        jobs = w["teardowns"]
-        cpu = s["cpu"]["window_user_s"] + s["cpu"]["window_sys_s"]
-        rounds.append((s["throughput"],
-                       (cpu - s["window_s"]) * 1e9 / jobs - (task["fifo"] - cost["pop"]) - cost["line"],
-                       w["busy_ns"] / jobs - task["fifo"] - cost["pop"] - cost["line"]))
-    return rounds
-
-
-def remote_costs(rounds, speed):
-    """(job_create, job_end, header lines) from per_remote's rounds: the medians of the rounds of
-    the chosen speed where the host has two (machines.two_levels), else of all of them."""
-    split = machines.two_levels([r[0] for r in rounds])
-    levels = {"one": rounds} if split is None else {
-        "slow": [r for r in rounds if r[0] < split], "fast": [r for r in rounds if r[0] >= split]}
-    pick = levels.get(speed, rounds)
-
-    def level(rs):
-        med = [max(statistics.median(r[k] for r in rs), 0.0) for k in (1, 2)]
-        return med, (f"{len(rs)} rounds at {min(r[0] for r in rs) / 1e6:.2f}M to {max(r[0] for r in rs) / 1e6:.2f}M "
-                     f"jobs/s: job_create {min(r[1] for r in rs):.0f} to {max(r[1] for r in rs):.0f} ns "
-                     f"(median {med[0]:.0f}), job_end {min(r[2] for r in rs):.0f} to {max(r[2] for r in rs):.0f} "
-                     f"ns (median {med[1]:.0f})")
-    (create, end), _ = level(pick)
-    if split is None:
-        head = ["One speed: " + level(rounds)[1] + "."]
-    else:
-        head = [f"Two speeds (two groups of rates whose medians are {machines.SPEEDS_APART}x or more apart; split at "
-                f"{split / 1e6:.2f}M jobs/s); this table has the {speed} one's medians.",
-                f"slow: {level(levels['slow'])[1]};", f"fast: {level(levels['fast'])[1]}.",
-                f"The other speed's table: calibrate.py --runs DIR --speed {'fast' if speed == 'slow' else 'slow'} "
-                "--out FILE (the same runs, not run again)."]
-    return create, end, split, head
 
 
 def park_cpu_cost(rounds):
@@ -263,7 +213,7 @@ def main():
     rest = chain_lines(pols) + job_lines() + kernel_lines()
     n = len(rest)
     for i in range(REMOTE_ROUNDS):
-        lines += remote_lines([i + 1]) + rest[i * n // REMOTE_ROUNDS:(i + 1) * n // REMOTE_ROUNDS]
+        lines += remote_lines([i + 1], pols) + rest[i * n // REMOTE_ROUNDS:(i + 1) * n // REMOTE_ROUNDS]
     # a second table from the same runs (--speed) runs nothing: its header must not claim this minute's load
     fresh = not (os.path.exists(os.path.join(runs_dir, MANIFEST))
                  and all(line_state(runs_dir, ln)[0] == "done" for ln in lines))
@@ -302,6 +252,9 @@ def main():
     cost["job_create"], cost["job_end"], split, remote_head = remote_costs(per_remote(runs, cost, task), a.speed)
     print(f"calibrate: a job ended on another thread costs its creator {cost['job_create']:.0f} ns and its "
           f"finisher {cost['job_end']:.0f} ns" + (f" (the host's {a.speed} speed of two)" if split else ""), flush=True)
+    jobs_at = policy_costs(runs, cost, task, pols, split, a.speed)
+    for pol, (create, end) in jobs_at.items():
+        print(f"calibrate: {pol:13} a job ended on another thread: {create:.0f} and {end:.0f} ns", flush=True)
     for k in KERNELS:
         cost[k] = per_kernel(runs, k)
     print(f"calibrate: patterns' kernels: {cost['compute_iter']:.2f} ns per compute_bound iteration, "
@@ -362,7 +315,9 @@ def main():
         f"# ({machines.PROBE_S:g} s, median of {REMOTE_ROUNDS} rounds spread over the calibration): the request thread's CPU per job",
         "# (the window's CPU less the worker's core) less its push and a line, and the worker's busy time per job",
         "# less its pops, the teardown task's push and a line; charged to the creator as it lets go of the job",
-        "# and to the finisher at the teardown.",
+        "# and to the finisher at the teardown. job_create@POLICY, job_end@POLICY: the same probe under that",
+        f"# policy in one round of every {POLICY_EVERY}, right after fifo's: fifo's figure plus the median difference of the",
+        "# pairs (a policy's per-job state and hand-over, which push@POLICY's one-job chain never shows).",
         *[f"# {x}" for x in remote_head],
         *[f"# {x}" for x in park_head],
         "# compute_iter, memory_double: patterns' kernels, per compute_bound iteration (16 FLOP) and per double",
@@ -389,6 +344,7 @@ def main():
     # a line serves one operation at a time, each in its turn (the model's, not a measurement); a
     # woken thread goes back to its last core when none is idle (Linux's choice, PAPER.md §4.11)
     lines += ["line_queue 1", "wake_last_core 1"] + [f"push@{pol} {max(task[pol] - cost['pop'], cost['push']):.1f}" for pol in pols]
+    lines += [f"{k}@{pol} {v:.1f}" for pol, vs in jobs_at.items() for k, v in zip(("job_create", "job_end"), vs)]
     with open(a.out + ".tmp", "w") as f:
         f.write("\n".join(lines) + "\n")
     os.replace(a.out + ".tmp", a.out)

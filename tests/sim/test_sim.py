@@ -71,7 +71,10 @@ What is asserted:
                 too) and not at all on one speed; a run is fast or slow
                 where the probes either side agree, "between" where they do not; calibrate.py prices
                 job_create and job_end from one speed's rounds (slow, or fast with --speed), not the
-                median of both, and park_cpu from the rounds on two CPUs where some shared one; validate_sim.py --probes puts a probe before the first native run
+                median of both, and park_cpu from the rounds on two CPUs where some shared one;
+                job_create@POLICY and job_end@POLICY are fifo's plus the median difference of the
+                policy's rounds paired with fifo's at the table's speed (planted rounds), none for
+                a policy whose worker ends no job; validate_sim.py --probes puts a probe before the first native run
                 and after each, and report --speed keeps the runs of that speed alone (planted
                 probe rates: one fast, one between, one slow run), counted in table.md; runs.csv
                 names each simulated run's table (costs_version), and the report says so where the
@@ -1012,6 +1015,38 @@ def host_speeds(sb, tmp):
     check(slow[:2] == (1200.0, 1000.0) and fast[:2] == (500.0, 400.0) and "Two speeds" in slow[3][0]
           and flat[:2] == (550.0, 350.0) and flat[2] is None and flat[3][0].startswith("One speed"),
           f"speeds: calibrate prices one speed's rounds (slow {slow[:2]}, fast {fast[:2]}, one speed {flat[:2]})")
+    # job_create@POLICY, job_end@POLICY: a policy's probe rounds against fifo's beside them. Planted:
+    # the rounds drift (+100 ns a round on both sides); priority's own per-job cost is 300 ns on the
+    # creator and 200 on the finisher in the fast rounds, 900 and 600 in the slow ones; serial's
+    # worker ends no job. Expected: fifo's figure plus the pairs' difference at the table's speed.
+    import crossjob
+    cost, task = {"pop": 10.0, "line": 50.0, "job_create": 1000.0, "job_end": 800.0}, {"fifo": 40.0, "priority": 90.0, "serial": 9.0}
+
+    def probe(rate, create, end, worker_ends=True):
+        jobs = 100000
+        return {"summary": {"throughput": rate, "window_s": 0.1,
+                            "cpu": {"window_user_s": 0.1 + jobs * create / 1e9, "window_sys_s": 0.0},
+                            "counters": {"window": {"teardowns": jobs, "busy_ns": jobs * end},
+                                         "workers": [{"teardowns": jobs if worker_ends else 0}]}}}
+    runs, reps = {}, [r for r in range(1, crossjob.REMOTE_ROUNDS + 1) if r % crossjob.POLICY_EVERY == 1]
+    for k, r in enumerate(reps):
+        fast = k % 3 != 0
+        c, e = 1080.0 + 100 * r, 850.0 + 100 * r  # fifo: task 40, pop 10, line 50 on top of 1000 + drift, 800 + drift
+        runs[crossjob.round_id("fifo", r)] = probe(2e6 if fast else 0.8e6, c, e)
+        runs[crossjob.round_id("priority", r)] = probe(1.5e6, c + 50 + (300 if fast else 900), e + 50 + (200 if fast else 600))
+        runs[crossjob.round_id("serial", r)] = probe(3e6, c, 0.0, worker_ends=False)
+    got = {sp: {k: tuple(round(x, 6) for x in v) for k, v in crossjob.policy_costs(runs, cost, task, ["fifo", "priority", "serial"],
+                                                                              1.2e6, sp).items()}
+           for sp in ("fast", "slow")}
+    one = crossjob.policy_costs(runs, cost, task, ["priority"], None, "slow")
+    one = {k: tuple(round(x, 6) for x in v) for k, v in one.items()}
+    lines = crossjob.remote_lines([1, 2], ["fifo", "priority"])
+    check(got["fast"] == {"priority": (1300.0, 1000.0)} and got["slow"] == {"priority": (1900.0, 1400.0)}
+          and one == {"priority": (1300.0, 1000.0)}
+          and [ln["id"] for ln in lines] == ["remote.r1", "remote.priority.r1", "remote.r2"]
+          and lines[1]["args"][lines[1]["args"].index("--policy") + 1] == "priority",
+          f"speeds: job_create@POLICY and job_end@POLICY are fifo's plus the paired rounds' difference at the "
+          f"table's speed, none for a policy whose worker ends no job ({got}, all rounds {one})")
     on_one, on_two = [220.0, 240.0, 260.0] * 3, [1800.0, 2000.0, 2200.0, 2400.0] * 5
     mixed, both = calibrate.park_cpu_cost(on_one + on_two), calibrate.park_cpu_cost(on_two[:4])
     check(mixed[0] == 2100.0 and both[0] == 2100.0 and "two levels" in mixed[1][0] and "one level" in both[1][0],
