@@ -18,8 +18,8 @@
  * state back in the policy's pool, its queue emptied in place (sb_fifo_reset), and the next
  * job_start takes it from there. A state made and freed per job cost glibc's aligned
  * allocation, a free into the arena of the thread that made it and two trips to the queue
- * segments' pool: on `tiny`, where a job is one task, it held this policy to two thirds of
- * the rate it runs at now (PAPER.md §4.7).
+ * segments' pool: on `tiny` at 1 worker, where a job is one task, it held this policy to
+ * three quarters of the rate it runs at now (PAPER.md §4.7, row 105).
  */
 #include <stdlib.h>
 
