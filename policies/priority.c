@@ -45,7 +45,6 @@
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "priority_impl.h"
 
@@ -212,8 +211,7 @@ static void priority_destroy(void *st)
 	}
 	if (atomic_load_explicit(&pr->front.head, memory_order_relaxed))
 		sb_fifo_fini(&pr->front);
-	priority_pool_free(pr);
-	pthread_mutex_destroy(&pr->pool_lock);
+	priority_pool_fini(pr);
 	free(pr->lv);
 	free(pr->w);
 	free(pr);
@@ -229,8 +227,7 @@ static int priority_create(struct sb_rt *rt, const void *params, void **state, c
 	pr->rt = rt;
 	pr->nworkers = sb_nworkers(rt);
 	pr->nlevels = 2 * (unsigned)p->max_priority + 1;
-	pr->max_limit = pr->nworkers < PRIORITY_MAX_SERVERS ? pr->nworkers : PRIORITY_MAX_SERVERS;
-	pthread_mutex_init(&pr->pool_lock, NULL);
+	priority_pool_init(pr);
 	pr->lv = sb_alloc_lines((pr->nlevels + 1) * sizeof *pr->lv);
 	pr->w = sb_alloc_lines(pr->nworkers * sizeof *pr->w);
 	if (!pr->lv || !pr->w)
@@ -273,16 +270,13 @@ static void priority_stats(void *st, sb_stat_emit_fn emit, void *ctx)
 		retakes += atomic_load_explicit(&pr->w[i].nr_retakes, memory_order_relaxed);
 		rotations += atomic_load_explicit(&pr->w[i].nr_rotations, memory_order_relaxed);
 	}
-	emit(ctx, "jobs", (double)atomic_load_explicit(&pr->nr_jobs, memory_order_relaxed));
 	emit(ctx, "handles_taken", (double)handles);
 	emit(ctx, "stale_handles", (double)stale);
 	emit(ctx, "yields_to_higher", (double)yields);
 	emit(ctx, "drops_undone", (double)retakes);
 	emit(ctx, "rotations", (double)rotations);
-	emit(ctx, "cancel_handles", (double)atomic_load_explicit(&pr->nr_cancel, memory_order_relaxed));
-	emit(ctx, "clamped_priorities", (double)atomic_load_explicit(&pr->nr_clamped, memory_order_relaxed));
 	emit(ctx, "unstarted", (double)atomic_load_explicit(&pr->nr_unstarted, memory_order_relaxed));
-	emit(ctx, "states_made", (double)atomic_load_explicit(&pr->nr_states, memory_order_relaxed));
+	priority_job_stats(pr, emit, ctx);
 }
 
 const struct sb_policy_ops priority_ops = {

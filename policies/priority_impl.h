@@ -187,7 +187,11 @@ static inline void hold(struct priority *pr, struct priority_worker *me, struct 
 void priority_job_start(void *st, struct sb_job *j, struct sb_thread *caller);
 void priority_job_end(void *st, struct sb_job *j);
 void priority_job_cancel(void *st, struct sb_job *j);
-/* Frees the pool of ended jobs' states (destroy, after every reference is gone). */
-void priority_pool_free(struct priority *pr);
+/* The pool of ended jobs' states: set up in create; freed in destroy, once every reference
+ * is gone. */
+void priority_pool_init(struct priority *pr);
+void priority_pool_fini(struct priority *pr);
+/* The per-job counters: jobs, cancel handles sent, priorities clamped, states made. */
+void priority_job_stats(struct priority *pr, sb_stat_emit_fn emit, void *ctx);
 
 #endif

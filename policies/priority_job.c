@@ -69,7 +69,13 @@ void priority_job_recycle(struct priority_job *pj)
 	}
 }
 
-void priority_pool_free(struct priority *pr)
+void priority_pool_init(struct priority *pr)
+{
+	pr->max_limit = pr->nworkers < PRIORITY_MAX_SERVERS ? pr->nworkers : PRIORITY_MAX_SERVERS;
+	pthread_mutex_init(&pr->pool_lock, NULL);
+}
+
+void priority_pool_fini(struct priority *pr)
 {
 	struct priority_job *pj;
 	while ((pj = pr->pool)) {
@@ -78,6 +84,15 @@ void priority_pool_free(struct priority *pr)
 		free(pj);
 	}
 	pr->pool_len = 0;
+	pthread_mutex_destroy(&pr->pool_lock);
+}
+
+void priority_job_stats(struct priority *pr, sb_stat_emit_fn emit, void *ctx)
+{
+	emit(ctx, "jobs", (double)atomic_load_explicit(&pr->nr_jobs, memory_order_relaxed));
+	emit(ctx, "cancel_handles", (double)atomic_load_explicit(&pr->nr_cancel, memory_order_relaxed));
+	emit(ctx, "clamped_priorities", (double)atomic_load_explicit(&pr->nr_clamped, memory_order_relaxed));
+	emit(ctx, "states_made", (double)atomic_load_explicit(&pr->nr_states, memory_order_relaxed));
 }
 
 void priority_job_start(void *st, struct sb_job *j, struct sb_thread *caller)
