@@ -82,6 +82,9 @@ void sb_fifo_reset(struct sb_fifo *q);
 struct sb_fifo_seg *sb_fifo_seg_new(uint64_t base);
 /* Segments taken from the allocator so far, by every queue of the process (memory checks). */
 uint64_t sb_fifo_segments_allocated(void);
+/* The most segments the queues of the process held at once (retired ones excluded) since the
+ * last restart; `restart` starts a new high-water mark from what they hold now. */
+uint64_t sb_fifo_segments_peak(bool restart);
 /* queue.c: a segment that was never linked goes back to the pool at once. */
 void sb_fifo_seg_unused(struct sb_fifo_seg *s);
 /* queue.c: a segment unlinked from its queue goes back after an RCU grace period. */

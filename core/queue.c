@@ -89,11 +89,28 @@ static pthread_mutex_t pool_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct sb_fifo_seg *pool;  /* linked through `next` (relaxed: under pool_lock) */
 static size_t pool_len;
 static _Atomic uint64_t nr_seg_alloc; /* segments ever taken from the allocator */
+/* Segments handed out and neither retired nor given back: what the queues hold. Segments
+ * waiting for a grace period are not in it; how many those are depends on when the
+ * reclamation thread gets a core, and is measured as memory (results/paper/reclaimer/). */
+static _Atomic uint64_t nr_seg_live;
+static _Atomic uint64_t seg_live_peak; /* written under pool_lock */
 
 uint64_t sb_fifo_segments_allocated(void)
 {
 	/* relaxed: a statistic */
 	return atomic_load_explicit(&nr_seg_alloc, memory_order_relaxed);
+}
+
+uint64_t sb_fifo_segments_peak(bool restart)
+{
+	pthread_mutex_lock(&pool_lock);
+	/* relaxed: statistics; the lock orders the peak's writers */
+	uint64_t p = atomic_load_explicit(&seg_live_peak, memory_order_relaxed);
+	if (restart)
+		atomic_store_explicit(&seg_live_peak, atomic_load_explicit(&nr_seg_live, memory_order_relaxed),
+				      memory_order_relaxed);
+	pthread_mutex_unlock(&pool_lock);
+	return p;
 }
 
 struct sb_fifo_seg *sb_fifo_seg_new(uint64_t base)
@@ -104,6 +121,10 @@ struct sb_fifo_seg *sb_fifo_seg_new(uint64_t base)
 		pool = atomic_load_explicit(&s->next, memory_order_relaxed);
 		pool_len--;
 	}
+	/* relaxed: a statistic; the read-modify-write keeps the count exact across threads */
+	uint64_t live = atomic_fetch_add_explicit(&nr_seg_live, 1, memory_order_relaxed) + 1;
+	if (live > atomic_load_explicit(&seg_live_peak, memory_order_relaxed))
+		atomic_store_explicit(&seg_live_peak, live, memory_order_relaxed);
 	pthread_mutex_unlock(&pool_lock);
 	if (!s) {
 		atomic_fetch_add_explicit(&nr_seg_alloc, 1, memory_order_relaxed);
@@ -123,7 +144,7 @@ struct sb_fifo_seg *sb_fifo_seg_new(uint64_t base)
 	return s;
 }
 
-void sb_fifo_seg_unused(struct sb_fifo_seg *s)
+static void seg_pool_put(struct sb_fifo_seg *s)
 {
 	bool keep = true;
 	pthread_mutex_lock(&pool_lock);
@@ -140,9 +161,15 @@ void sb_fifo_seg_unused(struct sb_fifo_seg *s)
 		free(s);
 }
 
+void sb_fifo_seg_unused(struct sb_fifo_seg *s)
+{
+	atomic_fetch_sub_explicit(&nr_seg_live, 1, memory_order_relaxed); /* relaxed: a statistic */
+	seg_pool_put(s);
+}
+
 static void seg_reclaim(struct rcu_head *h)
 {
-	sb_fifo_seg_unused(caa_container_of(h, struct sb_fifo_seg, rcu));
+	seg_pool_put(caa_container_of(h, struct sb_fifo_seg, rcu));
 }
 
 /* liburcu's reclamation thread (its default call_rcu thread, created at the first call_rcu of
@@ -154,9 +181,9 @@ static void seg_reclaim(struct rcu_head *h)
  * reclaiming later costs memory where queues turn over fastest (FIFO fork-join's peak 1.55 times
  * at 2 workers, results/paper/reclaimer/). Not SCHED_IDLE: with the tests' processes sharing
  * 2 cores its share was too small to reuse the segments a 4M-task fork-join retires
- * (queues::forkjoin_never_runs_on_spawner allocated 6,360 of its bound of 6,144). Set from a
- * callback because liburcu creates the thread itself; a kernel that refuses leaves it at the
- * process's priority, as before. */
+ * (queues::forkjoin_never_runs_on_spawner allocated 6,360 segments; its queues hold at most
+ * 4,097 at once). Set from a callback because liburcu creates the thread itself; a kernel that
+ * refuses leaves it at the process's priority, as before. */
 static struct rcu_head reclaimer_head;
 static pthread_once_t reclaimer_once = PTHREAD_ONCE_INIT;
 
@@ -174,6 +201,7 @@ static void reclaimer_setup(void)
 void sb_fifo_seg_retire(struct sb_fifo_seg *s)
 {
 	pthread_once(&reclaimer_once, reclaimer_setup);
+	atomic_fetch_sub_explicit(&nr_seg_live, 1, memory_order_relaxed); /* relaxed: a statistic */
 	urcu_memb_call_rcu(&s->rcu, seg_reclaim);
 }
 

@@ -279,8 +279,11 @@ static enum sb_result fj_node(struct sb_task *t)
 }
 
 /* 2^21 leaves, 4M tasks in one job under stealing: no task goes back to its spawner (the
- * overflow path of bounded queues), every leaf runs, and the queue memory stays within what
- * the largest queue needs (checked on fifo segments, the order that queues a whole level). */
+ * overflow path of bounded queues), every leaf runs, and the queues never hold more segments at
+ * once than the widest level needs (checked on fifo segments, the order that queues a whole
+ * level). Counted are the segments in queues, not those allocated: retired segments come back
+ * after a grace period, when the reclamation thread at nice 19 gets a core, and on a loaded
+ * machine that is late (a CI run allocated 7,202). */
 ParameterizedTest(struct fj_case *c, queues, forkjoin_never_runs_on_spawner, .timeout = 120)
 {
 	enum { DEPTH = 21 };
@@ -290,7 +293,7 @@ ParameterizedTest(struct fj_case *c, queues, forkjoin_never_runs_on_spawner, .ti
 	struct sb_rt *rt = t_rt("stealing", c->threads, sets);
 	sb_thread_attach(rt);
 	struct fj f = { 0 };
-	uint64_t seg0 = sb_fifo_segments_allocated();
+	(void)sb_fifo_segments_peak(true);
 	struct sb_job_desc d = { .work_level = SB_WL_JOIN, .arg = &f };
 	struct sb_task *root = NULL;
 	struct sb_job *j = sb_job_create(rt, &d);
@@ -299,7 +302,7 @@ ParameterizedTest(struct fj_case *c, queues, forkjoin_never_runs_on_spawner, .ti
 	sb_job_submit(j, root);
 	cr_assert(sb_job_wait(j));
 	sb_job_put(j);
-	uint64_t segs = sb_fifo_segments_allocated() - seg0;
+	uint64_t segs = sb_fifo_segments_peak(false);
 	sb_thread_detach();
 	sb_rt_stop(rt, SB_STOP_DRAIN);
 	cr_assert_eq(atomic_load(&f.leaves), 1u << DEPTH);
@@ -312,6 +315,9 @@ ParameterizedTest(struct fj_case *c, queues, forkjoin_never_runs_on_spawner, .ti
 	cr_assert_eq(back, 0, "%s: %llu tasks went back to their spawner", c->order, (unsigned long long)back);
 	cr_assert_geq(runs, (2u << DEPTH) - 1, "every node ran on a worker");
 	/* the widest level holds 2^21 tasks, 4096 segments; all 4M tasks would need 8192 */
-	cr_assert_lt(segs, (2u << DEPTH) / SB_FIFO_SEG * 3 / 4, "%llu segments allocated", (unsigned long long)segs);
+	cr_log_info("%s, %d threads: at most %llu segments in the queues at once", c->order, c->threads,
+		    (unsigned long long)segs);
+	cr_assert_lt(segs, (2u << DEPTH) / SB_FIFO_SEG * 3 / 4, "%llu segments in the queues at once",
+		     (unsigned long long)segs);
 	t_done(rt);
 }
