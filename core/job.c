@@ -111,8 +111,11 @@ void sb_job_submit(struct sb_job *j, struct sb_task *root)
 		return;
 	}
 	atomic_fetch_add_explicit(&j->refs, 1, memory_order_relaxed);
-	/* relaxed: a count; sb_rt_stop waits for it to reach zero through live_seq */
-	atomic_fetch_add_explicit(&rt->live_jobs, 1, memory_order_relaxed);
+	/* relaxed, by the owner alone: the root task's publication (release) orders it before the
+	 * teardown's count of the job, and that before the stopper's read of this one (runtime.c,
+	 * live_jobs) */
+	atomic_store_explicit(&tc->jobs_in, atomic_load_explicit(&tc->jobs_in, memory_order_relaxed) + 1,
+			      memory_order_relaxed);
 	j->t_submit = sb_now_ns();
 	if (!j->t_arrival)
 		j->t_arrival = j->t_submit;
@@ -208,11 +211,17 @@ static void teardown_now(struct sb_thread *tc, struct sb_job *j)
 		sb_exec_unpark(&j->flags, INT_MAX);
 	}
 	/* seq_cst, with the load of live_waited: a store-load pair against sb_rt_stop's store of
-	 * live_waited and load of live_jobs, so either it sees this decrement or this teardown sees
-	 * it waiting and wakes it (it also releases the job's effects to its acquire). Nobody
-	 * waiting, the last job of a run that keeps one in flight costs no futex call. */
-	if (atomic_fetch_sub_explicit(&rt->live_jobs, 1, memory_order_seq_cst) == 1 &&
-	    atomic_load_explicit(&rt->live_waited, memory_order_seq_cst)) {
+	 * live_waited and its count (runtime.c, live_jobs), so either the count sees this job
+	 * ended or this teardown sees the stopper waiting and wakes it; the store also releases the
+	 * job's effects, and its creator's count of it, to the count's acquire. The owner alone
+	 * writes jobs_out, on its own line: nobody waiting, a job's end writes no shared line.
+	 * While the stopper waits, the first teardown after each of its counts takes live_kick and
+	 * wakes it; the rest make no futex call (models/live.pml). */
+	atomic_store_explicit(&tc->jobs_out, atomic_load_explicit(&tc->jobs_out, memory_order_relaxed) + 1,
+			      memory_order_seq_cst);
+	if (atomic_load_explicit(&rt->live_waited, memory_order_seq_cst) &&
+	    !atomic_load_explicit(&rt->live_kick, memory_order_seq_cst) &&
+	    !atomic_exchange_explicit(&rt->live_kick, true, memory_order_seq_cst)) {
 		atomic_fetch_add_explicit(&rt->live_seq, 1, memory_order_release);
 		sb_exec_unpark(&rt->live_seq, INT_MAX);
 	}

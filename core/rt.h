@@ -69,6 +69,11 @@ struct sb_thread {
 	bool busy;                 /* worker: ran a task since the last empty round */
 	uint64_t since;            /* worker: when busy/idle last changed */
 
+	/* Jobs this thread submitted and jobs it tore down: only the owner writes them, and
+	 * sb_rt_stop sums them over every context (runtime.c, live_jobs) instead of a count per runtime
+	 * that every creator and finisher would take turns writing. */
+	_Atomic uint64_t jobs_in;
+	_Atomic uint64_t jobs_out;
 	struct sb_counters cnt;    /* read by others (relaxed) */
 	struct sb_watch watch;     /* read by the monitor (relaxed) */
 	struct sb_rec rec;         /* histograms, job rows, trace events; read after the run */
@@ -184,11 +189,15 @@ struct sb_rt {
 	_Alignas(SB_CACHELINE) _Atomic unsigned nsuspended;
 	_Atomic unsigned nsearching;                      /* awake workers out of local work */
 	_Atomic unsigned wake_rr;                         /* where a searcher wake starts its scan */
-	_Alignas(SB_CACHELINE) _Atomic int64_t live_jobs; /* submitted, teardown not finished */
-	_Atomic uint32_t live_seq;                        /* futex word: bumped when live_jobs hits 0 */
+	/* written by every job's creator: a line of its own, so that the line below stays shared */
+	_Alignas(SB_CACHELINE) _Atomic uint64_t job_ids;
+	_Atomic uint64_t task_seq;                        /* check mode only */
+	/* Read on every task or job and written only while sb_rt_stop waits: the jobs still live
+	 * are counted per thread (sb_thread.jobs_in, jobs_out), not here, so that no line two
+	 * threads write is touched per job. */
+	_Alignas(SB_CACHELINE) _Atomic uint32_t live_seq; /* futex word: a job ended during a stop */
 	_Atomic bool live_waited;                         /* sb_rt_stop waits on live_seq */
-	_Atomic uint64_t job_ids;
-	_Atomic uint64_t task_seq;
+	_Atomic bool live_kick;                           /* taken by the teardown that bumps live_seq */
 	_Atomic uint32_t slow;                            /* SB_SLOW_* */
 	_Atomic bool stopping;                            /* workers and helpers exit */
 	bool stopped;

@@ -193,6 +193,25 @@ bool sb_rt_cancelled(const struct sb_rt *rt)
 	return atomic_load_explicit(&((struct sb_rt *)rt)->slow, memory_order_relaxed) & SB_SLOW_CANCEL;
 }
 
+/* Jobs submitted and not yet torn down, summed over every context (each counts its own; see
+ * sb_thread.jobs_in). The ends are read before the submissions, so that a job counted as ended
+ * is counted as submitted too: its creator's count happens before its teardown's (job.c), and
+ * the acquire here orders the later reads after that. A job submitted after its count was read
+ * is either a child of a job not yet ended or comes after the stop's caller stopped submitting,
+ * so the sum is 0 only once every job has ended. Under threads_lock: contexts join the list
+ * while it is read. */
+static int64_t live_jobs(struct sb_rt *rt)
+{
+	uint64_t in = 0, out = 0;
+	pthread_mutex_lock(&rt->threads_lock);
+	for (struct sb_thread *tc = rt->threads; tc; tc = tc->next_all)
+		out += atomic_load_explicit(&tc->jobs_out, memory_order_seq_cst); /* pairs with teardown_now */
+	for (struct sb_thread *tc = rt->threads; tc; tc = tc->next_all)
+		in += atomic_load_explicit(&tc->jobs_in, memory_order_relaxed); /* after the acquires above */
+	pthread_mutex_unlock(&rt->threads_lock);
+	return (int64_t)(in - out);
+}
+
 void sb_rt_stop(struct sb_rt *rt, enum sb_stop_mode mode)
 {
 	if (rt->stopped)
@@ -214,11 +233,14 @@ void sb_rt_stop(struct sb_rt *rt, enum sb_stop_mode mode)
 			if (tc->serial.len)
 				continue;
 		}
-		/* seq_cst: pairs with teardown_now's decrement and load of live_waited (see there) */
+		/* seq_cst: pairs with teardown_now's store of jobs_out and load of live_waited */
 		atomic_store_explicit(&rt->live_waited, true, memory_order_seq_cst);
+		/* the snapshot before the kick is re-armed: a teardown that found the kick taken has
+		 * a taker whose bump of live_seq is after this load, so the park below returns */
 		uint32_t seq = atomic_load_explicit(&rt->live_seq, memory_order_acquire);
-		/* seq_cst (acquire at least): pairs with the decrement in teardown_now */
-		if (atomic_load_explicit(&rt->live_jobs, memory_order_seq_cst) <= 0)
+		/* seq_cst: a teardown whose end the count misses reads the kick after this store */
+		atomic_store_explicit(&rt->live_kick, false, memory_order_seq_cst);
+		if (live_jobs(rt) == 0)
 			break;
 		if (atomic_load_explicit(&rt->failed, memory_order_relaxed)) {
 			/* a failed run may never drain (a starved queue, a livelock): what is queued

@@ -70,6 +70,8 @@ builds=(
 	"ptl-fix-pop-only|idle.pml|-DN=2 -DSPAWN=0 -DPTL -DPTL_FIX_POP|safety|-O0|ptl-fix-pop-only::invalid_end_state"
 	"live|live.pml||safety|-O0|live::pass"
 	"live-broken-flag-first|live.pml|-DBROKEN_FLAG_FIRST|safety|-O0|live-broken-flag-first::invalid_end_state"
+	"live-broken-in-first|live.pml|-DBROKEN_IN_FIRST|safety|-O0|live-broken-in-first::assertion_violated_(ended==2)"
+	"live-broken-kick-early|live.pml|-DBROKEN_KICK_BEFORE_SNAPSHOT|safety|-O0|live-broken-kick-early::invalid_end_state"
 	"watcher|watcher.pml||safety|-O0|watcher::pass"
 	"watcher-timeouts|watcher.pml|-DTIMEOUTS|safety|-O0|watcher-timeouts::pass"
 	"watcher-ltl|watcher.pml||ltl|-O0|watcher-all-run:all_run:pass watcher-stops:stops:pass"

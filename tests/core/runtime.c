@@ -104,3 +104,55 @@ ParameterizedTest(struct sb_tpol *pol, invariants, stop_with_tasks_queued, .time
 	sb_thread_detach();
 	sb_rt_destroy(rt);
 }
+
+/* ---- a drain stop waits for every job, wherever it ends ---- */
+
+/* Jobs are counted per thread and the stop sums the counts (core/runtime.c, live_jobs). Each
+ * parent's task submits a child job and works a little, so children are submitted while the
+ * stop counts and end on another thread than their parent; nobody waits for any job but the
+ * stop. When sb_rt_stop returns, every teardown (the done callback) has run: 2 x N of them. */
+static _Atomic unsigned drain_done;
+
+static void drain_job_done(struct sb_job *j)
+{
+	(void)j;
+	atomic_fetch_add(&drain_done, 1);
+}
+
+static enum sb_result drain_child(struct sb_task *t)
+{
+	(void)t;
+	sb_work_ns(20000);
+	return SB_DONE;
+}
+
+static enum sb_result drain_parent(struct sb_task *t)
+{
+	struct sb_job_desc d = { .work_level = SB_WL_INFINITY, .done = drain_job_done };
+	struct sb_job *c = sb_job_create(t->job->rt, &d);
+	sb_job_submit(c, sb_task_new(c, drain_child, NULL));
+	sb_job_put(c);
+	sb_work_ns(20000);
+	return SB_DONE;
+}
+
+SB_POLICY_PARAMS(invariants, drain_stop_waits_for_every_job)
+ParameterizedTest(struct sb_tpol *pol, invariants, drain_stop_waits_for_every_job, .timeout = 60)
+{
+	enum { N = 200 };
+	atomic_store(&drain_done, 0);
+	struct sb_rt *rt = t_rt(pol->name, 2, NULL);
+	sb_thread_attach(rt);
+	for (unsigned k = 0; k < N; k++) {
+		struct sb_job_desc d = { .work_level = SB_WL_INFINITY, .done = drain_job_done };
+		struct sb_job *j = sb_job_create(rt, &d);
+		sb_job_submit(j, sb_task_new(j, drain_parent, NULL));
+		sb_job_put(j);
+	}
+	sb_rt_stop(rt, SB_STOP_DRAIN);
+	cr_assert_eq(atomic_load(&drain_done), 2 * N, "%s: %u of %u jobs torn down when the stop returned",
+		     pol->name, atomic_load(&drain_done), 2 * N);
+	cr_assert_null(sb_rt_failure(rt));
+	sb_thread_detach();
+	sb_rt_destroy(rt);
+}
