@@ -404,39 +404,91 @@ static void release_two(struct sb_rt *rt, struct sb_job *g0, struct sb_job *g1)
 
 /*
  * A worker that finds the lock taken while tasks are queued waits for it instead of
- * suspending, yielding its CPU between tries: both workers are held by gates while 200 jobs queue, then released. With 500 µs
- * per round a loser of the lock would have given up and suspended long before the holder
- * releases, and with nothing more submitted nobody would wake it: one worker would run all 200.
- * 200 rounds take 100 ms, so a worker that the kernel leaves off its core for a while on a busy
- * machine still gets its share (40 rounds, 20 ms, once let one worker run them all).
+ * suspending, yielding its CPU between tries: both workers are held by gates while 200 jobs
+ * queue, then released. With 2 ms per round a loser of the lock would give up and suspend long
+ * before the holder releases, and with nothing more submitted nobody would wake it.
+ *
+ * Nothing depends on how the kernel shares the cores. The first 100 jobs alternate: a job that
+ * starts while no other job runs waits (up to 30 s) until the other worker has started a lock
+ * round, so its own worker comes back to the lock while the other holds it, every time, and the
+ * other worker must be awake to take that round at all. Each job reads both workers' suspension
+ * counts and then whether jobs are still queued: the queue only shrinks after the gates open, so
+ * a read followed by a non-empty queue covers a time when jobs were queued throughout, and no
+ * worker may have suspended in it. The first job's read is such a read (the other worker cannot
+ * run past it: its first job waits for this worker's next round).
  */
-Test(global, claim_lock_waiter_stays_awake, .timeout = 60)
+#define LW_JOBS 200
+#define LW_ALTERNATE 100
+
+static struct {
+	struct sb_rt *rt;
+	uint64_t susp0;                /* both workers' suspensions while held by the gates */
+	_Atomic unsigned running;      /* alternating job bodies in progress */
+	_Atomic unsigned reads;        /* reads of the suspensions followed by a non-empty queue */
+	_Atomic uint64_t susp_queued;  /* suspensions those reads saw */
+	_Atomic int missed;            /* a job waited 30 s for the other worker's round */
+} lw;
+
+static uint64_t lw_suspensions(void)
 {
-	static const char *const sets[] = { "claim_lock_ns=500000", NULL };
+	return core_count(lw.rt, SB_C_SUSPEND, true);
+}
+
+static enum sb_result lw_job(struct sb_task *t)
+{
+	uint64_t s = lw_suspensions() - lw.susp0;
+	if (t_queued(lw.rt, -1) > 0) {
+		atomic_fetch_add(&lw.reads, 1);
+		if (s > atomic_load(&lw.susp_queued))
+			atomic_store(&lw.susp_queued, s);
+	}
+	if (t->u[0] >= LW_ALTERNATE)
+		return SB_DONE;
+	/* relaxed reads of a counter: only its growth matters; our worker is in this task, so a
+	 * new round is the other worker's */
+	uint64_t r0 = stat_of(lw.rt, "lock_rounds");
+	if (atomic_fetch_add(&lw.running, 1) == 0)
+		for (uint64_t end = sb_now_ns() + 30000000000ull; stat_of(lw.rt, "lock_rounds") == r0;) {
+			if (atomic_load(&lw.missed) || sb_now_ns() > end) {
+				atomic_store(&lw.missed, 1);
+				break;
+			}
+			t_sleep_us(50);
+		}
+	atomic_fetch_sub(&lw.running, 1);
+	return SB_DONE;
+}
+
+Test(global, claim_lock_waiter_stays_awake, .timeout = 120)
+{
+	static const char *const sets[] = { "claim_lock_ns=2000000", NULL };
 	struct sb_rt *rt = start(2, sets);
+	memset(&lw, 0, sizeof lw);
+	lw.rt = rt;
 	struct jspec in = { .teardown = SB_TEARDOWN_INPLACE };
 	struct sb_job *g0, *g1;
 	hold_two(rt, in, &g0, &g1);
-	struct sb_job *jobs[200];
-	for (unsigned k = 0; k < 200; k++)
-		jobs[k] = submit(rt, in, tagged, k, 0);
+	struct sb_job *jobs[LW_JOBS];
+	for (unsigned k = 0; k < LW_JOBS; k++)
+		jobs[k] = submit(rt, in, lw_job, k, 0);
+	lw.susp0 = lw_suspensions();
 	release_two(rt, g0, g1);
-	for (unsigned k = 0; k < 200; k++)
+	for (unsigned k = 0; k < LW_JOBS; k++)
 		wait_put(rt, jobs[k]);
 	sb_rt_stop(rt, SB_STOP_DRAIN);
+	cr_assert_eq(atomic_load(&lw.missed), 0, "a job waited 30 s for the other worker's lock round: it gave up "
+					       "waiting for the lock and slept");
+	cr_assert_geq(atomic_load(&lw.reads), 1, "the first job read the suspensions with jobs queued");
+	cr_assert_eq(atomic_load(&lw.susp_queued), 0, "a worker suspended %llu times while jobs were queued",
+		     (unsigned long long)atomic_load(&lw.susp_queued));
 	uint64_t v[SB_NR_COUNTERS];
 	uint64_t yields = 0;
 	for (unsigned w = 0; w < 2; w++) {
 		sb_rt_worker_counters(rt, w, v);
-		/* 1 gate + about half of the 200; a waiter that gave up would suspend at the first round
-		 * it lost (the first of all, for one of the two) and run its gate alone: 5 leaves room
-		 * for an unfair lock on a busy machine (a worker ran 10 once while Criterion ran
-		 * another test beside this one on 2 cores) */
-		cr_assert_geq(v[SB_C_RUN], 5, "worker %u ran %llu tasks: it gave up waiting for the lock", w,
-			      (unsigned long long)v[SB_C_RUN]);
+		cr_assert_geq(v[SB_C_RUN], 2, "worker %u ran its gate and %llu jobs", w, (unsigned long long)v[SB_C_RUN] - 1);
 		yields += v[SB_C_IDLE_YIELD];
 	}
-	cr_assert_gt(t_policy_stat(rt, "lock_busy"), 0);
+	cr_assert_gt(stat_of(rt, "lock_busy"), 0, "a worker came back to the lock while the other held it");
 	/* and it waits without its core: Quartz's threads sleep on the lock, and a waiter that kept
 	 * its core starved the holder whenever workers outnumbered cores (24 workers on 2 cores took
 	 * 81 s to drop 1,056 cancelled tasks through 1 ms claims) */
@@ -450,17 +502,18 @@ Test(global, claim_lock_waiter_stays_awake, .timeout = 60)
 /*
  * A cancelled backlog drains through the claim lock: both workers are held by gates while 600
  * one-task jobs queue, every job is cancelled, then the gates open. Each queued task still
- * costs a 2 ms lock round before it surfaces and is dropped, so the drain takes 1.2 s or more,
- * with no task body starting meanwhile; the watchdog (a 400 ms limit here) must read the drops
- * as the queue being taken, not as a stall. The limit leaves a busy machine room to keep the
- * lock's holder off its core for a while (with 100 ms, one loaded fresh-clone run read such a
- * gap as a STALL after 176 drops); the drain is still three limits long. This is how an overloaded run ends (the jobs still
- * pending after the drain are cancelled): fuzzing saw it fail as a STALL. Every task is dropped
- * once and none runs.
+ * costs a 10 ms lock round before it surfaces and is dropped, so the drain takes 6 s or more,
+ * with no task body starting meanwhile; the watchdog (a 2 s limit here) must read the drops
+ * as the queue being taken, not as a stall. The limit is far above any time a loaded machine
+ * keeps the lock's holder off its core (with 100 ms, one loaded fresh-clone run read such a gap
+ * as a STALL after 176 drops, and 400 ms is still a scheduler's order of magnitude); the drain
+ * is still three limits long, so a watchdog that did not count the drops fails the run. This is
+ * how an overloaded run ends (the jobs still pending after the drain are cancelled): fuzzing saw
+ * it fail as a STALL. Every task is dropped once and none runs.
  */
-Test(global, claim_lock_cancelled_backlog_drains_without_stall, .timeout = 60)
+Test(global, claim_lock_cancelled_backlog_drains_without_stall, .timeout = 120)
 {
-	static const char *const sets[] = { "claim_lock_ns=2000000", "stall_limit=400", NULL };
+	static const char *const sets[] = { "claim_lock_ns=10000000", "stall_limit=2000", NULL };
 	struct sb_rt *rt = start(2, sets);
 	struct jspec in = { .teardown = SB_TEARDOWN_INPLACE };
 	struct sb_job *g0, *g1;
@@ -488,10 +541,27 @@ Test(global, claim_lock_cancelled_backlog_drains_without_stall, .timeout = 60)
 #define TC_PHASES 5
 static _Atomic int tc_worker[TC_PHASES * TC_EVERY];
 
+/* The first job of each two-thread phase waits (up to 30 s, to end a broken run) until a job of
+ * the phase has started on worker 1, so worker 1's part does not depend on how soon it gets a
+ * core after the grow; a grow that did not let worker 1 claim leaves it waiting. */
+static _Atomic int tc_on1[TC_PHASES];  /* a job of the phase has started on worker 1 */
+static _Atomic int tc_missed[TC_PHASES];
+
 static enum sb_result tc_body(struct sb_task *t)
 {
+	unsigned k = (unsigned)t->u[0], ph = (k + 1) / TC_EVERY;
+	if (sb_self_worker() == 1)
+		atomic_store(&tc_on1[ph], 1);
+	if (ph % 2 == 0 && ph && (k + 1) % TC_EVERY == 0 && sb_self_worker() != 1)
+		for (uint64_t end = sb_now_ns() + 30000000000ull; !atomic_load(&tc_on1[ph]);) {
+			if (sb_now_ns() > end) {
+				atomic_store(&tc_missed[ph], 1);
+				break;
+			}
+			t_sleep_us(100);
+		}
 	sb_work_ns(100000);
-	atomic_store(&tc_worker[t->u[0]], sb_self_worker());
+	atomic_store(&tc_worker[k], sb_self_worker());
 	return SB_DONE;
 }
 
@@ -501,9 +571,11 @@ static enum sb_result tc_body(struct sb_task *t)
  * that changes the count, and waits for all of them before the next phase. In a one-thread
  * phase worker 1 may run at most the one task it was claiming as the stop came (DuckDB's thread
  * too finishes the task it is in); in a two-thread phase it must take part (the grow started
- * it). Each shrink stopped both workers and relaunched one. Sleeping workers wake only when
- * woken (a 60 s suspend timeout): a lost hand-off of a wake-up leaves tasks queued beside a
- * resting worker, which check mode's 5 s stall limit reports.
+ * it): the phase's first job, if worker 0 runs it, waits for a job on worker 1 (tc_body), so
+ * how soon worker 1 gets a core does not matter. Each shrink stopped both workers and
+ * relaunched one. Sleeping workers wake only when woken (a 60 s suspend timeout): a lost
+ * hand-off of a wake-up leaves tasks queued beside a resting worker, which check mode's 5 s
+ * stall limit reports.
  */
 Test(global, thread_count_changes_at_run_time, .timeout = 120)
 {
@@ -525,6 +597,8 @@ Test(global, thread_count_changes_at_run_time, .timeout = 120)
 	sb_rt_stop(rt, SB_STOP_DRAIN);
 	cr_assert_leq(on1[1], 1, "one thread: worker 1 ran %u of 100 jobs", on1[1]);
 	cr_assert_leq(on1[3], 1, "one thread: worker 1 ran %u of 100 jobs", on1[3]);
+	cr_assert_eq(atomic_load(&tc_missed[2]) + atomic_load(&tc_missed[4]), 0,
+		     "two threads again: the phase's first job waited 30 s for worker 1 to start one");
 	cr_assert_gt(on1[2], 0, "two threads again: worker 1 ran none of 100 jobs");
 	cr_assert_gt(on1[4], 0, "two threads again: worker 1 ran none of 100 jobs");
 	cr_assert_eq(t_policy_stat(rt, "thread_changes"), 4);
