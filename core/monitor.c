@@ -23,7 +23,9 @@
  * it: a lower bound, so the watchdog may judge a little late but never early. Both rules need
  * work seen that old in the buckets. Time a worker spends in an intended sleep between polls
  * (task_polling_wait >= 2) is added to the limit, and a worker whose nap has ended but which
- * has not got a core back yet (an overloaded machine) is not counted as waiting meanwhile.
+ * has not got a core back yet (an overloaded machine) is not counted as waiting meanwhile: its
+ * waiting clock pauses, it does not restart, so a worker that oversleeps now and then while its
+ * queue's work is kept from it is still reported once its time waited on time adds up.
  */
 #include <stdarg.h>
 #include <stdlib.h>
@@ -355,12 +357,13 @@ static void *monitor_main(void *arg)
 	if (preempt_ns && preempt_ns / 4 < period)
 		period = preempt_ns / 4 > 50000 ? preempt_ns / 4 : 50000;
 	uint64_t shared_since = 0, last_total = 0;
-	uint64_t now = sb_now_ns();
+	uint64_t now = sb_now_ns(), last = now;
 	for (unsigned i = 0; i < rt->n; i++)
 		m[i].since = now;
 	uint32_t seq;
 	while (sb_helper_next(&rt->monitor, &seq)) {
 		sb_helper_wait(&rt->monitor, seq, period); /* only the stop kicks it */
+		last = now;
 		now = sb_now_ns();
 		uint64_t total = 0;
 		bool resting = false;
@@ -385,12 +388,19 @@ static void *monitor_main(void *arg)
 				continue;
 			/* a task queued for worker i while worker i rests and takes none of it (a worker
 			 * busy with a long task, or off the CPU, is not waiting for a wake-up; nor is one
-			 * whose nap between polls is over by more than a period: it waits for a core) */
+			 * whose nap between polls is over by more than a period: it waits for a core, and
+			 * the time since the last sample is not counted, but what it waited before still
+			 * is: resetting the clock there kept a STALL from ever being reported on a loaded
+			 * machine, where some nap in every limit ends late). relaxed: a sample of the
+			 * worker's hint, as before; m[] and last are this thread's own. */
 			uint64_t nap_end = atomic_load_explicit(&w->nap_until, memory_order_relaxed);
 			bool overslept = nap_end && now > nap_end + period;
-			bool waiting = !progressed && idle && !overslept && sb_policy_queued(rt, (int)i) > 0;
+			bool waiting = !progressed && idle && sb_policy_queued(rt, (int)i) > 0;
 			if (!waiting) {
 				m[i].waiting = 0;
+			} else if (overslept) {
+				if (m[i].waiting)
+					m[i].waiting += now - last; /* paused */
 			} else if (!m[i].waiting) {
 				m[i].waiting = now;
 			} else if (now - m[i].waiting > stall_ns && stall(rt, mw, (int)i, now - m[i].waiting, now)) {
