@@ -196,7 +196,10 @@ static enum sb_result pp_sub(struct sb_task *t)
  * Ping-pong: this thread submits a subtask the moment the previous one has run, which is when
  * the job's worker finds the queue empty and drops its handle. Every submit races with a
  * drop, thousands of times; a lost race leaves a subtask with no handle out and the loop stuck
- * (the test's timeout ends it).
+ * (the test's timeout ends it). The wait for the previous subtask spins briefly, as before, so
+ * that the submit follows the run closely, and then yields the core: on a loaded 2-core machine
+ * a plain spin holds a core the worker may need, and 20,000 rounds of that could run into the
+ * timeout without any race lost.
  */
 Test(priority, handle_drop_races_submit, .timeout = 60)
 {
@@ -209,8 +212,9 @@ Test(priority, handle_drop_races_submit, .timeout = 60)
 	sb_job_submit(j, sb_task_new(j, pp_sub, NULL));
 	enum { ROUNDS = 20000 };
 	for (unsigned i = 1; i <= ROUNDS && !sb_rt_failure(rt); i++) {
-		while (atomic_load(&pp_ran) < i && !sb_rt_failure(rt))
-			;
+		for (unsigned spins = 0; atomic_load(&pp_ran) < i && !sb_rt_failure(rt); spins++)
+			if (spins >= 1000)
+				sched_yield(); /* the worker is off its core: let it have ours */
 		/* a delay that sweeps the submit across the worker's drop */
 		for (volatile unsigned k = (i * 7919u) % 1024u; k; k--)
 			;
