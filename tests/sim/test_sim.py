@@ -14,8 +14,8 @@ What is asserted:
                 runs jobs on workers
   agreement     one cheap case where the answer is known (1 worker, a chain of 200 us tasks):
                 native and simulated runs do the same jobs and tasks; the simulation spends the
-                work's 0.8 s of CPU within 2%, the native run at least 0.8x and at most 2x that
-                (CPU, not wall time: this machine is shared)
+                work's 0.8 s of CPU within 2%, the native run at least a quarter of that (CPU,
+                not wall time: this machine is shared; a floor only, the core's speed may change)
   progress      every registered policy on oltp at 2 simulated workers for 0.2 simulated seconds
                 ends within 60 s of wall time and exits 0 (a loop that calls only the policy, such as a
                 conditional task popped before its time and queued again, must still move the
@@ -232,10 +232,13 @@ def agreement(sb, tmp):
     ideal = 4000 * 200e-6
     cpu = res["sim"][2]
     check(abs(cpu - ideal) / ideal < 0.02, f"agreement: sim CPU {cpu:.3f} s within 2% of the work's {ideal:.3f} s")
-    # native pays its idle spinning and start-up on top, and a shared core's slowdown: a floor
-    # (the work was done) and a loose ceiling
+    # native: a floor that shows the work was spent as CPU (without it the run costs start-up
+    # and 4,000 empty tasks, tens of ms). Only a floor, and a loose one: sb_work_ns's speed is
+    # measured once at the process's start, so a core that runs faster or slower later (turbo,
+    # frequency scaling, a busy hyperthread sibling on a shared CI host) moves the CPU time either
+    # way by a factor that has nothing to do with the simulator; idle spinning adds on top.
     cpu = res["native"][2]
-    check(0.8 * ideal <= cpu <= 2 * ideal, f"agreement: native CPU {cpu:.3f} s between 0.8 and 2 x {ideal:.3f} s")
+    check(cpu >= 0.25 * ideal, f"agreement: native CPU {cpu:.3f} s, at least a quarter of the work's {ideal:.3f} s")
 
 
 def progress(sb, tmp):
