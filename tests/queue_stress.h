@@ -4,7 +4,10 @@
  *
  * qs_deque: an owner pushes bursts into an sb_deque that starts with 16 slots (so it grows many
  * times), pops part of each burst, and publishes eagerly now and then, while thieves steal all
- * along. qs_fifo: producers push into one sb_fifo while consumers pop, one of them in batches.
+ * along: the owner starts once every thief is running, and before it takes back what is left it
+ * publishes its last token and waits (up to QS_STEAL_WAIT_S) until some thief has taken one, so
+ * that "the thieves got work" follows from the deque and not from how the threads were
+ * scheduled. qs_fifo: producers push into one sb_fifo while consumers pop, one of them in batches.
  * Tasks are bare struct sb_task values used as tokens (u[0] = index). Both check that every
  * token was taken exactly once and, for the FIFO, that each consumer saw each producer's tokens
  * in push order. They return NULL when all is well, else a static message.
@@ -16,6 +19,7 @@
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <time.h>
 
 #include "../core/queue.h"
 
@@ -30,6 +34,8 @@ struct qs_run {
 	unsigned producers;
 	_Atomic unsigned producing;
 	_Atomic int done;
+	_Atomic unsigned thieves_up; /* qs_deque: thieves running */
+	_Atomic bool stole;          /* qs_deque: some thief took a token */
 	_Atomic bool out_of_order;
 	uint64_t publishes;
 };
@@ -49,12 +55,16 @@ static inline void qs_hit(struct qs_run *r, struct qs_thread *me, struct sb_task
 static void *qs_thief(void *arg)
 {
 	struct qs_thread *me = arg;
+	atomic_fetch_add(&me->r->thieves_up, 1);
 	while (!atomic_load(&me->r->done)) {
 		struct sb_task *t = sb_deque_take(&me->r->dq);
-		if (t)
+		if (t) {
 			qs_hit(me->r, me, t);
-		else
+			if (me->taken == 1)
+				atomic_store(&me->r->stole, true);
+		} else {
 			sched_yield();
+		}
 	}
 	return NULL;
 }
@@ -128,7 +138,11 @@ static const char *qs_verify(struct qs_run *r, uint64_t taken)
 	return err;
 }
 
-/* Owner against `thieves` thieves, n tokens. *stolen: how many the thieves took. */
+/* How long the owner waits, its last token published, for a thief to have taken something: only
+ * a deque whose steals never succeed waits it out (a scheduling delay is far shorter). */
+#define QS_STEAL_WAIT_S 30
+
+/* Owner against `thieves` thieves, n tokens (n >= 2). *stolen: how many the thieves took. */
 static const char *qs_deque(size_t n, unsigned thieves, uint64_t *stolen)
 {
 	struct qs_run r = { 0 };
@@ -141,18 +155,31 @@ static const char *qs_deque(size_t n, unsigned thieves, uint64_t *stolen)
 		th[i] = (struct qs_thread){ &r, i, 0 };
 		pthread_create(&tid[i], NULL, qs_thief, &th[i]);
 	}
+	/* the thieves are running before the owner starts, or a loaded machine could let the owner
+	 * push and pop everything before any of them got a core */
+	while (atomic_load(&r.thieves_up) < thieves)
+		sched_yield();
 	uint64_t x = 88172645463325252ull;
-	size_t next = 0;
+	size_t next = 0, last = thieves ? n - 1 : n;
 	bool pub = false;
 	struct sb_task *t;
-	while (next < n) {
+	while (next < last) {
 		x ^= x << 13, x ^= x >> 7, x ^= x << 17;
 		size_t burst = 1 + x % 3000;
-		for (size_t k = 0; k < burst && next < n; k++)
+		for (size_t k = 0; k < burst && next < last; k++)
 			sb_deque_push(&r.dq, &r.tk[next++], (x >> 20) % 64 == 0);
 		size_t pops = x >> 40 & 1 ? burst : burst / 2;
 		for (size_t k = 0; k < pops && (t = sb_deque_pop(&r.dq, &pub)); k++)
 			qs_hit(&r, &own, t);
+	}
+	if (thieves) {
+		/* the last token published (at least it is shared), then nothing popped until a thief
+		 * has taken a token: with thieves spinning on the deque that happens unless stealing
+		 * is broken */
+		sb_deque_push(&r.dq, &r.tk[next++], true);
+		struct timespec nap = { 0, 1000000 };
+		for (unsigned ms = 0; !atomic_load(&r.stole) && ms < QS_STEAL_WAIT_S * 1000; ms++)
+			nanosleep(&nap, NULL);
 	}
 	while ((t = sb_deque_pop(&r.dq, &pub)))
 		qs_hit(&r, &own, t);

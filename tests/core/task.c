@@ -5,7 +5,11 @@
  */
 #include <pthread.h>
 #include <stdlib.h>
+#include <stdio.h>
+#include <string.h>
 #include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include "../common.h"
 #include "../../core/thread.h"
@@ -131,15 +135,38 @@ Test(task, freed_elsewhere_come_back_through_the_depot, .timeout = 30)
 }
 
 /* The depot lock's wait counters: a thread that finds the lock taken counts one wait and the
- * time it waited; one that finds it free counts nothing. */
-static _Atomic int holder_has_it;
+ * time it waited; one that finds it free counts nothing. The holder keeps the lock until the
+ * waiter is asleep in the lock (its thread's state in /proc, once it has said it is about to
+ * lock), so the wait happens however the two threads are scheduled; a fixed hold would count
+ * nothing if the waiter got no CPU for that long. */
+static _Atomic int holder_has_it, waiter_locking;
+static _Atomic pid_t waiter_tid;
+
+/* The state letter of thread `tid` of this process ('R', 'S', ...), or 0 if unreadable. */
+static char thread_state(pid_t tid)
+{
+	char path[64], line[512];
+	snprintf(path, sizeof path, "/proc/self/task/%d/stat", (int)tid);
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return 0;
+	size_t n = fread(line, 1, sizeof line - 1, f);
+	fclose(f);
+	line[n] = 0;
+	char *p = strrchr(line, ')'); /* the name in parentheses may hold anything */
+	return p && p[1] == ' ' ? p[2] : 0;
+}
 
 static void *hold_depot(void *arg)
 {
 	struct sb_rt *rt = arg;
 	pthread_mutex_lock(&rt->depot_lock);
 	atomic_store(&holder_has_it, 1);
-	t_sleep_ms(200);
+	/* asleep after it said it is locking: the trylock failed and it waits in the mutex (nothing
+	 * in between sleeps); 20 s is only a bound for a broken build */
+	uint64_t end = sb_now_ns() + 20000000000ull;
+	while (!(atomic_load(&waiter_locking) && thread_state(atomic_load(&waiter_tid)) == 'S') && sb_now_ns() < end)
+		t_sleep_us(100);
 	pthread_mutex_unlock(&rt->depot_lock);
 	return NULL;
 }
@@ -156,10 +183,13 @@ Test(task, depot_lock_wait_is_counted, .timeout = 30)
 	cr_assert_eq(b[SB_C_LOCK_WAITS], a[SB_C_LOCK_WAITS], "a free lock is no wait");
 	pthread_t th;
 	atomic_store(&holder_has_it, 0);
+	atomic_store(&waiter_locking, 0);
+	atomic_store(&waiter_tid, (pid_t)syscall(SYS_gettid));
 	cr_assert_eq(pthread_create(&th, NULL, hold_depot, rt), 0);
 	while (!atomic_load(&holder_has_it))
 		t_sleep_us(100);
-	sb_lock_counted(sb_tc(), &rt->depot_lock); /* held for 200 ms by the other thread */
+	atomic_store(&waiter_locking, 1);
+	sb_lock_counted(sb_tc(), &rt->depot_lock); /* held by the other thread until we wait in it */
 	pthread_mutex_unlock(&rt->depot_lock);
 	pthread_join(th, NULL);
 	sb_rt_other_counters(rt, c);
