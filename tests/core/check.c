@@ -175,16 +175,44 @@ ParameterizedTest(struct bug_case *c, check, broken_policy_is_caught, .timeout =
 	sb_rt_stop(rt, SB_STOP_CANCEL);
 }
 
-/* Run fan-out jobs of 64 sticky tasks of one transaction until the run fails (or give up). */
+/* The run sticky_rounds watches, and until when (sb_now_ns). */
+static struct sb_rt *caught_rt;
+static uint64_t caught_by;
+
+/* A sticky task that keeps its worker, and its transaction's lock, until check mode has failed
+ * the run (or caught_by): while it holds, the transaction's other sticky tasks can only go to the
+ * other worker, which is what the broken policies allow and the check must catch. The catch so
+ * follows from the policies' logic, not from two workers happening to overlap in time. */
+static enum sb_result hold_until_caught(struct sb_task *t)
+{
+	(void)t;
+	while (!sb_rt_failure(caught_rt) && sb_now_ns() < caught_by)
+		t_sleep_us(100);
+	return SB_DONE;
+}
+
+static enum sb_result fan_holding(struct sb_task *t)
+{
+	for (unsigned i = 0; i < 64; i++) {
+		struct sb_task *c = sb_task_new(t->job, hold_until_caught, NULL);
+		c->flags |= SB_TF_STICKY;
+		sb_spawn(c);
+	}
+	return SB_DONE;
+}
+
+/* Run fan-out jobs of 64 sticky tasks of one transaction until the run fails or 20 s have
+ * passed (the first job fails it unless the check is broken: the bound only covers a machine
+ * that keeps the other worker off its CPU for that long). */
 static const char *sticky_rounds(struct sb_rt *rt, struct sb_txn *x)
 {
 	const char *f = NULL;
-	for (int round = 0; round < 50 && !f; round++) {
+	caught_rt = rt;
+	caught_by = sb_now_ns() + 20000000000ull;
+	while (!f && sb_now_ns() < caught_by) {
 		struct sb_job_desc d = { .txn = x };
 		struct sb_job *j = sb_job_create(rt, &d);
-		struct sb_task *r = sb_task_new(j, fan, NULL);
-		r->u[0] = SB_TF_STICKY;
-		sb_job_submit(j, r);
+		sb_job_submit(j, sb_task_new(j, fan_holding, NULL));
 		sb_job_wait(j);
 		sb_job_put(j);
 		f = sb_rt_failure(rt);
@@ -192,30 +220,31 @@ static const char *sticky_rounds(struct sb_rt *rt, struct sb_txn *x)
 	return f;
 }
 
-Test(check, sticky_off_the_bound_worker_is_caught, .timeout = 30)
+Test(check, sticky_off_the_bound_worker_is_caught, .timeout = 60)
 {
-	/* two workers take sticky tasks bound to worker 0 from a shared queue: sooner or later
-	 * worker 1 runs one (each leaf runs 20 us, 64 of them) */
+	/* two workers take sticky tasks bound to worker 0 from a shared queue: worker 1 runs the
+	 * first one, or the next one while the first holds worker 0 */
 	struct sb_rt *rt = broken_rt(BUG_OFF_BOUND, 2);
 	sb_thread_attach(rt);
 	struct sb_txn *x = sb_txn_begin(rt, 7);
 	const char *f = sticky_rounds(rt, x);
-	cr_assert_not_null(f, "50 rounds without a sticky task on worker 1");
+	cr_assert_not_null(f, "20 s without a sticky task on worker 1");
 	cr_assert(strstr(f, "sticky tasks run on the bound worker"), "%s", f);
 	cr_assert(strstr(f, "transaction 7"), "%s", f);
 	sb_thread_detach();
 	sb_rt_stop(rt, SB_STOP_CANCEL);
 }
 
-Test(check, sticky_overlap_under_an_exclusive_promise_is_caught, .timeout = 30)
+Test(check, sticky_overlap_under_an_exclusive_promise_is_caught, .timeout = 60)
 {
 	/* the transaction lock keeps the bodies apart, so only the count taken before the lock
-	 * can see that the policy let two of them go at once */
+	 * can see that the policy let two of them go at once: the first sticky task holds its
+	 * worker and the lock, and the other worker starts the next one meanwhile */
 	struct sb_rt *rt = broken_rt_ops(&broken_exclusive_ops, BUG_NONE, 2);
 	sb_thread_attach(rt);
 	struct sb_txn *x = sb_txn_begin(rt, 9);
 	const char *f = sticky_rounds(rt, x);
-	cr_assert_not_null(f, "50 rounds without two sticky tasks at once");
+	cr_assert_not_null(f, "20 s without two sticky tasks at once");
 	cr_assert(strstr(f, "sticky tasks of a transaction never overlap"), "%s", f);
 	sb_thread_detach();
 	sb_rt_stop(rt, SB_STOP_CANCEL);
