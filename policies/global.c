@@ -44,7 +44,8 @@
  * handed out once; each queue is FIFO in claim order (with a single consumer that is submission
  * order per producer); every buffered task is counted in queued(worker).
  * With claim_lock_ns, at most one claim is in progress at a time (lock_rounds = claims +
- * the rounds that found the queues emptied meanwhile).
+ * the rounds that found the queues emptied meanwhile; lock_holders_max, the most rounds ever in
+ * progress at once, is 1).
  * With threads_low, a worker at or beyond `active` claims nothing (global_threads.c).
  *
  * Limits. Buffers are never stolen from, so with stall_limit set a buffer stuck behind a task
@@ -90,6 +91,8 @@ static int global_create(struct sb_rt *rt, const void *params, void **state, cha
 	g->nq = 1 + (p->producer_tokens ? (unsigned)p->producer_slots : 0);
 	atomic_init(&g->span, 1);
 	atomic_init(&g->claim_lock, false);
+	atomic_init(&g->holders, 0);
+	atomic_init(&g->holders_max, 0);
 	g->rt = rt;
 	atomic_init(&g->active, g->nworkers);
 	atomic_init(&g->target, g->nworkers);
@@ -221,8 +224,19 @@ static struct sb_task *global_pop(void *st, unsigned self)
 		return NULL;
 	}
 	add_own(&me->nr_rounds, 1);
+	/* Rounds in progress, for lock_holders_max. relaxed: the lock orders these for its holders;
+	 * were it broken, the RMWs of overlapping rounds still meet in holders' one modification
+	 * order (the later sees the earlier's 1), and the CAS keeps the larger maximum whatever the
+	 * interleaving; it is read after the workers stop. It runs only when the maximum grows:
+	 * once per run while the lock holds. */
+	unsigned in = atomic_fetch_add_explicit(&g->holders, 1, memory_order_relaxed) + 1;
+	unsigned mx = atomic_load_explicit(&g->holders_max, memory_order_relaxed);
+	while (in > mx && !atomic_compare_exchange_weak_explicit(&g->holders_max, &mx, in, memory_order_relaxed,
+								 memory_order_relaxed))
+		;
 	sb_work_ns((uint64_t)g->p.claim_lock_ns);
 	struct sb_task *t = claim(g, me);
+	atomic_fetch_sub_explicit(&g->holders, 1, memory_order_relaxed);
 	/* release: pairs with the acquire exchange of the next holder */
 	atomic_store_explicit(&g->claim_lock, false, memory_order_release);
 	return t;
@@ -246,6 +260,7 @@ static void global_stats(void *st, sb_stat_emit_fn emit, void *ctx)
 	if (g->p.claim_lock_ns) {
 		emit(ctx, "lock_rounds", (double)rounds);
 		emit(ctx, "lock_busy", (double)busy);
+		emit(ctx, "lock_holders_max", (double)atomic_load_explicit(&g->holders_max, memory_order_relaxed));
 	}
 	if (g->p.threads_low) {
 		emit(ctx, "thread_changes", (double)atomic_load_explicit(&g->nr_changes, memory_order_relaxed));

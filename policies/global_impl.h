@@ -53,6 +53,9 @@ struct global {
 	_Alignas(SB_CACHELINE) _Atomic unsigned span; /* queues in use: q[0..span) */
 	_Atomic uint64_t nr_fallback;
 	_Alignas(SB_CACHELINE) _Atomic bool claim_lock; /* claim_lock_ns > 0: held for one claim */
+	/* claim_lock_ns > 0: rounds in progress now, and the most ever at once (stats' lock_holders_max:
+	 * 1 while the lock serialises them); on the lock's line, which every round moves anyway */
+	_Atomic unsigned holders, holders_max;
 	/* threads_low > 0, the thread count: workers [0, active) claim; 0 while a shrink waits for
 	 * every worker to stop; `target` is what its relaunch starts; `gen` counts shrinks */
 	struct sb_rt *rt;
