@@ -492,9 +492,9 @@ static int run_start(struct run *x)
 	sb_rt_set_trace_cap(x->rt, (size_t)o->p.trace_limit);
 	sb_rt_set_window(x->rt, UINT64_MAX, UINT64_MAX); /* nothing recorded during warm-up */
 
-	x->env = (struct wl_env){ .rt = x->rt, .seed = (uint64_t)o->p.seed, .jobs = o->p.jobs, .stop = &x->stop,
-				  .stop_ns = &x->stop_ns };
 	x->start = sb_now_ns();
+	x->env = (struct wl_env){ .rt = x->rt, .seed = (uint64_t)o->p.seed, .jobs = o->p.jobs, .stop = &x->stop,
+				  .stop_ns = &x->stop_ns, .start_ns = x->start };
 	/* without a warm-up the window opens before the first job, or a bounded run would miss the
 	 * jobs its clients submit at once */
 	if (o->p.warmup == 0)

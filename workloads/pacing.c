@@ -40,7 +40,10 @@ bool wl_client_wait_until(struct wl_client *c, uint64_t when)
 
 void wl_arrivals_init(struct wl_client *c, struct wl_arrivals *a, double per_second, unsigned cls)
 {
-	*a = (struct wl_arrivals){ .mean_gap_ns = per_second > 0 ? 1e9 / per_second : 0, .cls = cls };
+	/* the schedule begins at the workload's start, common to every client (env->start_ns; a
+	 * client thread that starts late finds its first arrivals due), or at the first draw */
+	*a = (struct wl_arrivals){ .next = c->set->env->start_ns, .mean_gap_ns = per_second > 0 ? 1e9 / per_second : 0,
+				   .cls = cls };
 	/* relaxed: read by the completion callbacks of this class's jobs, which this client submits
 	 * only after this point (the submit and the task's hand-over order it before them) */
 	if (per_second > 0)
@@ -49,7 +52,7 @@ void wl_arrivals_init(struct wl_client *c, struct wl_arrivals *a, double per_sec
 
 static void draw(struct wl_client *c, struct wl_arrivals *a, uint64_t now)
 {
-	if (!a->next)
+	if (!a->next) /* no common start (wl_arrivals_init): the schedule begins now */
 		a->next = now;
 	a->next += (uint64_t)wl_rng_exp(&c->rng, a->mean_gap_ns);
 	a->pending = true;

@@ -37,6 +37,11 @@ struct wl_env {
 	 * moment a client notices *stop. Open-loop clients count the arrivals due before it that they
 	 * never issued. */
 	_Atomic uint64_t *stop_ns;
+	/* The workload's start (sb_now_ns), where every open-loop client's arrival schedule begins,
+	 * so that the arrivals offered over a run are the rate over the run's span however late a
+	 * client thread first runs (its first arrivals are then issued late, as lag); 0: each
+	 * client's schedule begins at its own first draw. */
+	uint64_t start_ns;
 };
 
 /* Open-loop arrivals of one job class (the class of the job an arrival submits: oltp's begin,
