@@ -170,6 +170,23 @@ enum sb_cost {
 	 * distribution, and 1 some 5,000 (summary.json's window_preempted_workers, PAPER.md §4.11,
 	 * row 104). Optional. */
 	SB_COST_WAKE_LAST_CORE,
+	/* The CPU a wake-up takes from a core it must interrupt: the woken thread preempts a holder
+	 * that is not its waker (the waker, in its wake call, lets the wakee run as the call returns,
+	 * with no interrupt), or comes back from a timer onto a held core. Measured on the 2-core
+	 * Intel host (sim/calibrate.c): such a woken thread's own CPU per wake-up, 22 to 31 us,
+	 * against 1.7 to 2.5 us when its waker's call returns on that core (results/paper/
+	 * wake-interrupt/). Charged to the wakee as it takes the core. Optional (0 without it),
+	 * and only with `slice`. */
+	SB_COST_WAKE_INTERRUPT,
+	/* Whether a thread woken while no core is idle preempts the holder of the core it goes to
+	 * (with wake_last_core, its last one) or waits there until the holder leaves: the kernel
+	 * (EEVDF) preempts a holder that has lately had more CPU than the wakee. wake_preempt_<D>:
+	 * the share of wake-ups that preempt a holder busy D% of the time more than the wakee
+	 * (linear between the measured D of SB_WAKE_DUTY_PC, from 0 at D = 0, the last beyond); a
+	 * wakee as busy as the holder or more waits. Optional, all five or none, only with `slice`
+	 * and wake_last_core 1; without them a woken thread always preempts. */
+	SB_COST_WAKE_PREEMPT_5,
+	SB_COST_WAKE_PREEMPT_60 = SB_COST_WAKE_PREEMPT_5 + 4,
 	/* What loading a task costs beyond an L1 hit, by how far back it lies: cold_K when more than
 	 * 2^(K-1) and at most 2^K other tasks were touched since it was (its reuse distance), cold_22
 	 * beyond; 2^8 or fewer cost nothing more. sim/calibrate.c walks a chain of 2^K tasks for

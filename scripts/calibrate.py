@@ -67,6 +67,9 @@ ORDER += [f"{g}_{q}" for g in ("park_busy", "park_idle", "over_100us", "over_1ms
 ORDER += ["noise_every"] + [f"noise_{q}" for q in ("p10", "p50", "p90", "p99", "p999")]
 # measured, written as comments: each group is charged once a validation on its machine supports it
 COMMENTED = {k for k in ORDER if k.startswith(("park_long_after", "park_busy_", "park_idle_", "noise_"))}
+# the interrupted holder's price and the preemption shares (results/paper/wake-interrupt/): as comments
+# until a validation on the table's machine supports them
+PREEMPT_MARK = "# "
 CHAINS = (200000, 2000000)  # two chain lengths: the difference cancels start-up and end
 JOBS = (100000, 1000000)  # two counts of one-task jobs, for `job` alike
 # patterns' kernels, each at 0 iterations and at this many (serial, 1 worker, KERNEL_JOBS jobs of the default
@@ -307,6 +310,10 @@ def main():
         "# which the wakee ran on the waker's CPU before the waker's call returned (the waker then waits);",
         "# wake_stack_duty_<D>: the share of 80 such wake-ups (the waker at 20 us) by a wakee busy D% of the time",
         "# (30 rounds to settle first); a wake-up's share is wake_stack_<R>us times duty's over duty_5's. As comments.",
+        "# wake_interrupt: the CPU a thread woken from another CPU onto one a spinning thread holds costs itself",
+        "# (2000 wake-ups 200 us apart, median of 5 rounds): charged to a wakee that preempts a holder other than",
+        "# its waker. wake_preempt_<D>: of 80 wake-ups a quarter into a 200 us burst of a holder busy D% of the",
+        "# time, the wakee near 0%, the share in which the wakee ran first (a wakee as busy as the holder waits).",
         "# job: CPU time per one-task job with no work of one request thread under serial, in the window (the",
         f"# CPU {JOBS[1]} jobs take beyond {JOBS[0]}, over the extra jobs; median of 3 pairs), less serial's per-task",
         "# time: creating, submitting, counting, recording and reaping a job; charged where the job ends if its",
@@ -339,6 +346,8 @@ def main():
         lines.append(f"slice {cost['slice']:.0f}")
     # as comments, as the long parks: charged, they cost the 2-core validation more than they gained
     lines += [f"# {k} {cost[k]:.3f}" for k in cost if k.startswith("wake_stack_")]
+    lines += [f"{PREEMPT_MARK}{k} {cost[k]:.0f}" for k in cost if k == "wake_interrupt"]
+    lines += [f"{PREEMPT_MARK}{k} {cost[k]:.3f}" for k in cost if k.startswith("wake_preempt_")]
     lines += [f"job {cost['job']:.1f}", f"job_create {cost['job_create']:.1f}", f"job_end {cost['job_end']:.1f}",
               f"compute_iter {cost['compute_iter']:.3f}", f"memory_double {cost['memory_double']:.4f}"]
     # a line serves one operation at a time, each in its turn (the model's, not a measurement); a

@@ -638,6 +638,161 @@ static double slice_cost(void)
 	return q[1];
 }
 
+/* ---- a wake-up on a CPU another thread holds ---- */
+
+/* Plain pthreads: a sleeper pinned to CPU 0 beside a holder there, woken from CPU 1 (the calling
+ * thread, pinned there), so that the kernel must interrupt CPU 0 to run it. Measured on the 2-core
+ * Intel host (results/paper/wake-interrupt/): such a wake-up cost the woken thread 22 to 31 us of
+ * CPU against 1.7 to 2.5 us when its waker, on its CPU, let it run as the wake call returned. */
+#define HELD_WAKES 2000 /* wake-ups per wake_interrupt round */
+#define HELD_ROUNDS 5
+#define HELD_GAP 200000 /* ns between two of them: the sleeper is back asleep long before */
+#define PREEMPT_ROUNDS 80
+#define PREEMPT_WARM 30
+/* ns the holder runs a round (its period gives its duty); the wakee is woken a quarter in, so
+ * that the wake-up's own delay (about wake_interrupt) ends well inside the burst */
+#define PREEMPT_BURST 200000
+
+static SB_ATOMIC_U32 held_sleeper, held_holder;
+static _Atomic uint64_t held_start, held_end, held_ran, held_cpu_ns, held_wakes, held_wakee_run;
+static _Atomic int held_mode; /* 0 stop, 1 spin (wake_interrupt's holder), 2 a burst a round (wake_preempt's) */
+
+static uint64_t thread_ns(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+	return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
+
+/* The wakee: back from each wake-up it notes when it ran, adds its own CPU so far, and sleeps. */
+static void *held_wakee(void *arg)
+{
+	(void)arg;
+	pin_to(0);
+	uint64_t c0 = thread_ns();
+	uint32_t seen = 0;
+	/* relaxed: the mode is set before the post that wakes it (the futex orders them) */
+	while (atomic_load_explicit(&held_mode, memory_order_relaxed)) {
+		sb_exec_park(&held_sleeper, seen, 0);
+		seen = atomic_load_explicit(&held_sleeper, memory_order_acquire); /* pairs with held_post's release */
+		atomic_store_explicit(&held_ran, sb_now_ns(), memory_order_release); /* pairs with the caller's poll */
+		spin_ns(atomic_load_explicit(&held_wakee_run, memory_order_relaxed)); /* set before the post */
+		atomic_fetch_add_explicit(&held_wakes, 1, memory_order_relaxed); /* read after the join */
+		atomic_store_explicit(&held_cpu_ns, thread_ns() - c0, memory_order_relaxed); /* likewise */
+	}
+	return NULL;
+}
+
+/* The holder: mode 1 spins until told to stop; mode 2 runs PREEMPT_BURST each time it is woken. */
+static void *held_holder_fn(void *arg)
+{
+	(void)arg;
+	pin_to(0);
+	uint32_t seen = 0;
+	for (int m; (m = atomic_load_explicit(&held_mode, memory_order_relaxed));) {
+		if (m == 1)
+			continue;
+		sb_exec_park(&held_holder, seen, 0);
+		seen = atomic_load_explicit(&held_holder, memory_order_acquire); /* pairs with held_post's release */
+		if (!atomic_load_explicit(&held_mode, memory_order_relaxed))
+			break;
+		uint64_t t = sb_now_ns();
+		atomic_store_explicit(&held_start, t, memory_order_release); /* pairs with the caller's poll */
+		spin_ns(PREEMPT_BURST);
+		atomic_store_explicit(&held_end, sb_now_ns(), memory_order_release); /* likewise */
+	}
+	return NULL;
+}
+
+static void held_post(SB_ATOMIC_U32 *w)
+{
+	atomic_fetch_add_explicit(w, 1, memory_order_release); /* pairs with the wakee's acquire */
+	sb_exec_unpark(w, 1);
+}
+
+/* PREEMPT_WARM + PREEMPT_ROUNDS rounds of period_ns: the holder is woken and runs PREEMPT_BURST,
+ * the wakee is woken a quarter into it; the rounds after the warm ones in which the wakee ran
+ * before the burst ended */
+static int preempt_rounds(uint64_t period_ns)
+{
+	int ran_first = 0;
+	for (int i = 0; i < PREEMPT_WARM + PREEMPT_ROUNDS; i++) {
+		uint64_t t0 = sb_now_ns();
+		/* relaxed: held_post's release orders them before the round's stores by the others */
+		atomic_store_explicit(&held_start, 0, memory_order_relaxed);
+		atomic_store_explicit(&held_end, 0, memory_order_relaxed);
+		atomic_store_explicit(&held_ran, 0, memory_order_relaxed);
+		held_post(&held_holder);
+		uint64_t start, end, ran;
+		/* acquire: pairs with the holder's and the wakee's release stores */
+		while (!(start = atomic_load_explicit(&held_start, memory_order_acquire)))
+			;
+		while (sb_now_ns() < start + PREEMPT_BURST / 4)
+			;
+		held_post(&held_sleeper);
+		while (!(end = atomic_load_explicit(&held_end, memory_order_acquire)) ||
+		       !(ran = atomic_load_explicit(&held_ran, memory_order_acquire)))
+			;
+		ran_first += i >= PREEMPT_WARM && ran < end;
+		while (sb_now_ns() < t0 + period_ns)
+			;
+	}
+	return ran_first;
+}
+
+/* wake_interrupt: the sleeper's CPU per wake-up beside a spinning holder, the median of
+ * HELD_ROUNDS rounds (a round's wake-ups at HELD_GAP); wake_preempt_<D>: of PREEMPT_ROUNDS
+ * wake-ups inside the holder's burst, with the holder busy D% of the time (PREEMPT_WARM rounds
+ * first let the kernel's average settle) and the wakee near 0%, the share in which the wakee ran
+ * before the burst ended. False where two CPUs cannot be had. */
+static bool held_costs(double *interrupt, double preempt[SB_NR_WAKE_DUTY])
+{
+	static const int pc[SB_NR_WAKE_DUTY] = SB_WAKE_DUTY_PC;
+	if (sysconf(_SC_NPROCESSORS_ONLN) < 2 || pin_to(1))
+		return false;
+	pthread_t w, h;
+	atomic_store_explicit(&held_mode, 1, memory_order_relaxed); /* published by the thread starts */
+	if (pthread_create(&w, NULL, held_wakee, NULL) || pthread_create(&h, NULL, held_holder_fn, NULL))
+		abort();
+	sb_exec_sleep_ns(50000000);
+	double per[HELD_ROUNDS];
+	for (int r = 0; r < HELD_ROUNDS; r++) {
+		/* relaxed: the wakee's; a round later they have moved by its wake-ups in the round */
+		uint64_t c0 = atomic_load_explicit(&held_cpu_ns, memory_order_relaxed);
+		uint64_t n0 = atomic_load_explicit(&held_wakes, memory_order_relaxed);
+		for (int i = 0; i < HELD_WAKES; i++) {
+			spin_ns(HELD_GAP);
+			held_post(&held_sleeper);
+		}
+		spin_ns(HELD_GAP);
+		uint64_t n = atomic_load_explicit(&held_wakes, memory_order_relaxed) - n0;
+		per[r] = n ? (double)(atomic_load_explicit(&held_cpu_ns, memory_order_relaxed) - c0) / (double)n : 0;
+	}
+	*interrupt = median_of(per, HELD_ROUNDS);
+	fprintf(stderr, "calibrate: a wake-up onto a CPU another thread spins on cost the woken thread %.1f us of CPU\n",
+		*interrupt / 1000);
+	atomic_store_explicit(&held_mode, 2, memory_order_relaxed); /* the holder sees it between two spins */
+	sb_exec_sleep_ns(10000000);
+	for (int k = 0; k < SB_NR_WAKE_DUTY; k++) {
+		int ran_first = preempt_rounds((uint64_t)PREEMPT_BURST * 100 / (uint64_t)pc[k]);
+		preempt[k] = (double)ran_first / PREEMPT_ROUNDS;
+		fprintf(stderr, "calibrate: a wakee ran before a holder busy %d%% finished its burst: %d of %d\n", pc[k],
+			ran_first, PREEMPT_ROUNDS);
+	}
+	/* the rule's other half, reported: a wakee as busy as the holder (15% each) waits */
+	atomic_store_explicit(&held_wakee_run, PREEMPT_BURST, memory_order_relaxed); /* ordered by the posts */
+	int equal = preempt_rounds((uint64_t)PREEMPT_BURST * 100 / 15);
+	atomic_store_explicit(&held_wakee_run, 0, memory_order_relaxed);
+	fprintf(stderr, "calibrate: a wakee as busy as the holder (15%% each) ran before its burst finished: %d of %d\n",
+		equal, PREEMPT_ROUNDS);
+	atomic_store_explicit(&held_mode, 0, memory_order_relaxed); /* ordered by the posts */
+	held_post(&held_holder);
+	held_post(&held_sleeper);
+	pthread_join(h, NULL);
+	pthread_join(w, NULL);
+	return true;
+}
+
 /* ---- what the machine takes from a running thread ---- */
 
 /* One thread per online CPU, pinned, spins for NOISE_NS reading the clock; a gap of NOISE_GAP ns
@@ -832,6 +987,13 @@ int main(void)
 		printf("noise_every %.0f\n", every);
 		print_group("noise", nq);
 	}
+	double interrupt, preempt[SB_NR_WAKE_DUTY];
+	if (held_costs(&interrupt, preempt)) {
+		printf("wake_interrupt %.0f\n", interrupt);
+		for (int k = 0; k < SB_NR_WAKE_DUTY; k++)
+			printf("%s %.3f\n", sb_cost_names[SB_COST_WAKE_PREEMPT_5 + k], preempt[k]);
+	} else
+		fprintf(stderr, "calibrate: fewer than two CPUs to pin to: no wake_interrupt, no wake_preempt\n");
 	double slice = slice_cost();
 	if (slice > 0)
 		printf("slice %.0f\n", slice);

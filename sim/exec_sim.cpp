@@ -77,6 +77,7 @@ struct actor_state {
 	int core = -1;
 	int last_core = -1;    /* the core it held last (S.wake_last_core: a woken thread goes back there) */
 	int kind = K_OTHER;    /* a worker, a request thread or neither (the preemption counts) */
+	actor_state *woken_by = nullptr; /* its last unpark's waker; null after a timer (wake_interrupt) */
 	bool fresh = true;     /* back from a park or a sleep (or new) and not on a core since: it preempts */
 	int pinned = -1;       /* put off its core by a wakee stacked on it: waits in S.pinq for that core */
 	bool queued = false;   /* in S.runq */
@@ -110,7 +111,7 @@ constexpr int SPREAD = 5;
 /* costs a table may leave out, each on its own (the percentile groups above go by five) */
 constexpr int OPTIONAL[] = { SB_COST_SLICE,    SB_COST_JOB,          SB_COST_JOB_CREATE,    SB_COST_JOB_END,
 			     SB_COST_PARK_CPU, SB_COST_COMPUTE_ITER, SB_COST_MEMORY_DOUBLE, SB_COST_LINE_QUEUE,
-			     SB_COST_WAKE_LAST_CORE };
+			     SB_COST_WAKE_LAST_CORE, SB_COST_WAKE_INTERRUPT };
 constexpr double WAKE_STACK_US[SB_NR_WAKE_STACK] = SB_WAKE_STACK_US;
 constexpr double WAKE_DUTY[SB_NR_WAKE_DUTY] = SB_WAKE_DUTY_PC;
 /* The kernel's load tracking (PELT) halves a thread's past every 32 ms; its wake-up placement reads
@@ -134,6 +135,7 @@ struct sim_state {
 	bool cold_curve = false; /* the table gives cold_9 .. cold_22 (else cold beyond cold_after) */
 	bool stack_given = false; /* the table gives wake_stack_0us .. wake_stack_5000us */
 	bool duty_given = false;  /* ... and wake_stack_duty_5 .. wake_stack_duty_60 */
+	bool preempt_given = false; /* the table gives wake_preempt_5 .. wake_preempt_60 (see may_preempt) */
 	std::vector<unsigned> socket;
 	sg4::Host *host = nullptr;
 	unsigned cores = 0; /* 0: a core per actor (work is a delay); else work shares this many */
@@ -274,8 +276,35 @@ void wait_core(actor_state *a)
 	switch_in(a);
 }
 
+double duty_now(const actor_state *a);
+static double uniform();
+
+/* With the table's wake_preempt_*: whether wakee a preempts holder h (else it waits for h's core).
+ * The kernel preempts a holder that has lately had more CPU than the wakee; h's duty counts the
+ * run it is in (it may not have parked for long: a spinning worker), a's is as of its park. */
+bool may_preempt(const actor_state *h, const actor_state *a)
+{
+	double t = sg4::Engine::get_clock() + h->debt, ran = std::max(0.0, t - h->up_since);
+	double held = h->duty * std::exp2(-(t - h->duty_at) / DUTY_HALF_NS) + 1 - std::exp2(-ran / DUTY_HALF_NS);
+	double more = 100 * (held - duty_now(a)); /* percentage points */
+	if (!(more > 0))
+		return false;
+	const double *at = &S.cost[SB_COST_WAKE_PREEMPT_5];
+	double share = at[SB_NR_WAKE_DUTY - 1];
+	if (more < WAKE_DUTY[0])
+		share = at[0] * more / WAKE_DUTY[0];
+	else
+		for (int j = 1; j < SB_NR_WAKE_DUTY; j++)
+			if (more <= WAKE_DUTY[j]) {
+				share = at[j - 1] + (at[j] - at[j - 1]) * (more - WAKE_DUTY[j - 1]) / (WAKE_DUTY[j] - WAKE_DUTY[j - 1]);
+				break;
+			}
+	return uniform() < share;
+}
+
 /* A core for a: the one it waits for if pinned, else a free one, else a woken thread's preemption
- * of the holder whose slice began first, else a place at the end of the line. */
+ * of the holder whose slice began first (or of its last core's holder, S.wake_last_core, which it
+ * may instead wait for: may_preempt), else a place at the end of the line. */
 void take_core(actor_state *a)
 {
 	double t = sg4::Engine::get_clock();
@@ -306,6 +335,12 @@ void take_core(actor_state *a)
 	 * request thread woken beside a busy worker takes its own core back, not the worker's */
 	if (S.wake_last_core && a->fresh && a->last_core >= 0)
 		oldest = a->last_core;
+	if (a->fresh && oldest >= 0 && S.wake_last_core && S.preempt_given && !may_preempt(S.holder[(size_t)oldest], a)) {
+		a->pinned = oldest; /* the kernel queues it on that CPU; a hot thread is not pulled away */
+		S.pinq[(size_t)oldest].push_back(a);
+		wait_core(a);
+		return;
+	}
 	if (a->fresh && oldest >= 0) {
 		actor_state *v = S.holder[(size_t)oldest];
 		S.preempted[v->kind]++;
@@ -319,6 +354,10 @@ void take_core(actor_state *a)
 		a->core = oldest;
 		a->slice_start = t;
 		a->fresh = false;
+		/* its waker in its wake call lets it run as the call returns; any other holder is
+		 * interrupted, and that costs the core what wake_interrupt says */
+		if (v != a->woken_by)
+			a->debt += S.cost[SB_COST_WAKE_INTERRUPT];
 		return;
 	}
 	wait_core(a);
@@ -376,7 +415,6 @@ void busy_ns(double ns)
 	switch_in(a);
 }
 
-static double uniform();
 static double quantile(int g, double u);
 
 /* What the machine takes from a's core while it runs d ns of CPU (noise_every, noise_p*): the
@@ -520,7 +558,7 @@ double duty_now(const actor_state *a)
  * owes (natively its operations took that long), and the idle time before it */
 void duty_stop(actor_state *a)
 {
-	if (!S.duty_given)
+	if (!S.duty_given && !S.preempt_given)
 		return;
 	double t = sg4::Engine::get_clock() + a->debt, ran = std::max(0.0, t - a->up_since);
 	a->duty = a->duty * std::exp2(-(t - a->duty_at) / DUTY_HALF_NS) + 1 - std::exp2(-ran / DUTY_HALF_NS);
@@ -580,6 +618,8 @@ void park(SB_ATOMIC_U32 *addr, uint32_t val, uint64_t timeout_ns)
 	a->woken_as = -1;
 	a->up_since = sg4::Engine::get_clock();
 	a->by_timer = !woken;
+	if (!woken)
+		a->woken_by = nullptr;
 }
 
 /* Sliced, with the table's wake_stack_*: a waker with a core idle beside its own (the case
@@ -654,6 +694,7 @@ void unpark(SB_ATOMIC_U32 *addr, int n)
 	actor_state *self = woken.empty() ? nullptr : switch_out();
 	for (actor_state *a : woken) {
 		a->woken_as = idle ? G_PARK_IDLE : G_PARK_BUSY;
+		a->woken_by = waker;
 		a->sem->release();
 	}
 	if (self)
@@ -805,6 +846,7 @@ void sleep(uint64_t ns)
 	}
 	a->up_since = sg4::Engine::get_clock();
 	a->by_timer = ns > 0;
+	a->woken_by = nullptr;
 }
 
 /* A workload's own computation (sb_exec_did), as work of whole ns like busy work's: none where the
@@ -952,8 +994,15 @@ int load_costs(const char *path, const char *const *policies, const char *policy
 	 * duty: all five or none, and only with the thirteen */
 	int nstack = shares(SB_COST_WAKE_STACK_0US, SB_COST_WAKE_STACK_5000US);
 	int nduty = shares(SB_COST_WAKE_STACK_DUTY_5, SB_COST_WAKE_STACK_DUTY_60);
+	int npreempt = shares(SB_COST_WAKE_PREEMPT_5, SB_COST_WAKE_PREEMPT_60);
 	S.stack_given = nstack > 0;
 	S.duty_given = nduty > 0;
+	S.preempt_given = npreempt > 0;
+	if (rc == 0 && npreempt && (npreempt < SB_NR_WAKE_DUTY || !S.given[SB_COST_SLICE] || S.cost[SB_COST_WAKE_LAST_CORE] != 1)) {
+		snprintf(err, errlen, "%s: wake_preempt_5 .. wake_preempt_60 go together (all five or none), and with slice "
+			 "and wake_last_core 1", path);
+		rc = -EINVAL;
+	}
 	if (rc == 0 && ((nstack && nstack < SB_NR_WAKE_STACK) || (nstack && !S.given[SB_COST_SLICE]))) {
 		snprintf(err, errlen, "%s: wake_stack_0us .. wake_stack_5000us go together (all thirteen or none), "
 			 "and with slice", path);

@@ -90,6 +90,13 @@ What is asserted:
                 (summary.json's window_preempted_*); shared evenly nothing is preempted; 2 is refused;
                 natively, every thread on one CPU (taskset), the kernel's count of the worker's
                 preemptions is more than 0
+  wake_preempt  with the table's wake_preempt_* a woken thread preempts its last core's holder only
+                in the share the holder has lately run more than it: tiny at 1 worker, 4 request
+                threads, 2 sliced cores: shares of 1 preempt request threads less than always
+                preempting (they are about as busy), shares of 0 nothing but a slice's end;
+                wake_interrupt prices a wake-up that interrupts a holder other than its waker:
+                dearer runs slower, and with nothing preempted it changes no figure; meta.json
+                names both; a partial group, or one without wake_last_core 1, is refused in a line
 Every other run names a table (this machine's when there is one, else a committed one): the
 checks are about behaviour, and a fresh machine has no table of its own. The checks that plant a
 contrast on a base table (the optional groups left out, each test adding its own) take one
@@ -442,7 +449,8 @@ def cold(sb, tmp):
 
 
 OPTIONAL = ("park_p", "park_long_after", "park_busy_", "park_idle_", "over_100us_", "over_1ms_", "slice", "job",
-            "park_cpu", "compute_iter", "memory_double", "wake_stack_", "line_queue", "wake_last_core", "noise_")
+            "park_cpu", "compute_iter", "memory_double", "wake_stack_", "line_queue", "wake_last_core", "noise_",
+            "wake_interrupt", "wake_preempt_")
 STACK_US = (0, 1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000)  # core/exec.h's SB_WAKE_STACK_US
 
 
@@ -1172,6 +1180,31 @@ def shared_line(sb, tmp):
 
 
 
+def run_tables(sb, tmp, tag, paths, args, refused):
+    """Each table of paths ({key: path}) run with args: {key: (summary.json, meta.json)}; a key of
+    refused must instead exit 2 with one line holding refused[key] and write nothing. None where a
+    run failed."""
+    got = {}
+    for k, path in paths.items():
+        out = os.path.join(tmp, f"{tag}-{k}")
+        p = run(sb, args + ["--sim-costs", path], out)
+        if k in refused:
+            check(p.returncode == 2 and p.stderr.count("\n") == 1 and refused[k] in p.stderr and not os.path.exists(out),
+                  f"{tag} {k}: refused in one line ({p.returncode}: {p.stderr.strip()})")
+            continue
+        check(p.returncode == 0, f"{tag} {k}: exits 0 ({p.returncode}: {p.stderr.strip()[:300]})")
+        if p.returncode:
+            return None
+        with open(os.path.join(out, "meta.json")) as f:
+            got[k] = (summary(out), json.load(f))
+    return got
+
+
+def preemptions(s):
+    """summary.json's (workers preempted, request threads preempted, jobs/s) in the window"""
+    return s["cpu"]["window_preempted_workers"], s["cpu"]["window_preempted_clients"], s["throughput"]
+
+
 def wake_last_core(sb, tmp):
     """With cores shared in slices, a thread woken while no core is idle preempts a holder: with
     the table's wake_last_core 1 the holder of the core it held last (Linux's choice), else the
@@ -1183,19 +1216,10 @@ def wake_last_core(sb, tmp):
     paths = write_tables(tmp, "lastcore", base, {"oldest": "slice 4000000\n", "last": "slice 4000000\nwake_last_core 1\n",
                                                  "even": "wake_last_core 1\n", "two": "slice 4000000\nwake_last_core 2\n"})
     args = ["--policy", "fifo", "--workload", "tiny", "--threads", "1", "-d", "0.05", "--warmup", "0.01", "--sim-cores", "2"]
-    got = {}
-    for k, path in paths.items():
-        out = os.path.join(tmp, f"lastcore-{k}")
-        p = run(sb, args + ["--sim-costs", path], out)
-        if k == "two":
-            check(p.returncode == 2 and p.stderr.count("\n") == 1 and "wake_last_core is a switch: 0 or 1" in p.stderr
-                  and not os.path.exists(out), f"wake_last_core: 2 is refused ({p.returncode}: {p.stderr.strip()})")
-            continue
-        check(p.returncode == 0, f"wake_last_core {k}: exits 0 ({p.returncode}: {p.stderr.strip()[:300]})")
-        if p.returncode:
-            return
-        s = summary(out)
-        got[k] = (s["cpu"]["window_preempted_workers"], s["cpu"]["window_preempted_clients"], s["throughput"])
+    runs = run_tables(sb, tmp, "wake_last_core", paths, args, {"two": "wake_last_core is a switch: 0 or 1"})
+    if runs is None:
+        return
+    got = {k: preemptions(s) for k, (s, _) in runs.items()}
     (wo, co, _), (wl, cl, _) = got["oldest"], got["last"]
     check(wo > 100 and wl * 3 < wo and cl > co, f"wake_last_core: the worker keeps its core, the request threads "
           f"give theirs up (worker, clients preempted: oldest {wo}, {co}; last {wl}, {cl})")
@@ -1209,6 +1233,40 @@ def wake_last_core(sb, tmp):
     check(cpu.get("window_preempted_workers", 0) > 0 and isinstance(cpu.get("window_preempted_clients"), int),
           f"wake_last_core: natively on one CPU the kernel's count of the worker's preemptions is kept "
           f"({p.returncode}: {cpu.get('window_preempted_workers')}, {cpu.get('window_preempted_clients')})")
+
+
+def wake_preempt(sb, tmp):
+    """A thread woken while no core is idle goes back to its last core (wake_last_core 1). With the
+    table's wake_preempt_* it preempts the holder there only in the share by which the holder has
+    lately run more than it, else waits for that core; wake_interrupt is the CPU a wake-up costs
+    when it interrupts a holder other than its waker. tiny at 1 worker, 4 request threads, 2
+    sliced cores (summary.json's window_preempted_*): shares of 1 preempt the request threads, as
+    busy as each other, less than a table without the group; shares of 0 leave only the slices'
+    ends; an interrupt's price slows the run, and changes nothing where nothing is preempted."""
+    shares = lambda v, ds=(5, 10, 15, 30, 60): "".join(f"wake_preempt_{d} {v}\n" for d in ds)
+    sliced = "slice 4000000\nwake_last_core 1\n"
+    paths = write_tables(tmp, "preempt", base_table(), {
+        "always": sliced, "one": sliced + shares(1), "zero": sliced + shares(0),
+        "dear": sliced + "wake_interrupt 50000\n", "zero_dear": sliced + shares(0) + "wake_interrupt 50000\n",
+        "four": sliced + shares(1, (5, 10, 15, 30)), "unplaced": "slice 4000000\n" + shares(1)})
+    args = ["--policy", "fifo", "--workload", "tiny", "--threads", "1", "-d", "0.05", "--warmup", "0.01", "--sim-cores", "2"]
+    group = "wake_preempt_5 .. wake_preempt_60"
+    runs = run_tables(sb, tmp, "wake_preempt", paths, args, {"four": group, "unplaced": group})
+    if runs is None:
+        return
+    got = {k: preemptions(s) for k, (s, _) in runs.items()}
+    costs = {k: meta["executor"]["costs_ns"] for k, (_, meta) in runs.items()}
+    check(got["one"][1] * 2 < got["always"][1], f"wake_preempt: request threads as busy as each other preempt each "
+          f"other less with shares of 1 (clients preempted {got['one'][1]} against {got['always'][1]})")
+    # 0.05 s of 4 ms slices on 2 cores: a slice's end preempts at most about 25 times
+    check(sum(got["zero"][:2]) <= 30, f"wake_preempt: shares of 0, no wake-up preempts ({got['zero'][:2]})")
+    check(got["dear"][2] < 0.8 * got["always"][2], f"wake_preempt: wake_interrupt 50 us slows the run "
+          f"({got['dear'][2]:.0f} against {got['always'][2]:.0f} jobs/s)")
+    check(got["zero_dear"] == got["zero"], f"wake_preempt: with nothing preempted wake_interrupt changes nothing "
+          f"({got['zero_dear']} against {got['zero']})")
+    check(costs["dear"].get("wake_interrupt") == 50000 and costs["always"].get("wake_interrupt") is None
+          and costs["one"].get("wake_preempt_60") == 1, f"wake_preempt: meta.json names the costs "
+          f"({costs['dear'].get('wake_interrupt')}, {costs['always'].get('wake_interrupt')}, {costs['one'].get('wake_preempt_60')})")
 
 
 def job_lines(sb, tmp):
@@ -1243,7 +1301,7 @@ def main():
                                            "bad_input", "table", "validate", "speedup_split", "cold", "shared_cores",
                                            "slices", "park_spread", "long_parks", "busy_pause", "job_cost",
                                            "park_way_back", "job_apart", "park_cpu", "host_speeds", "kernel_cost",
-                                           "wake_stacking", "shared_line", "wake_last_core", "job_lines", "external_threads",
+                                           "wake_stacking", "shared_line", "wake_last_core", "wake_preempt", "job_lines", "external_threads",
                                            "noise"])
     a = ap.parse_args()
     sb = os.path.abspath(a.schedbed)
@@ -1256,7 +1314,7 @@ def main():
                          ("job_cost", job_cost), ("park_way_back", park_way_back), ("job_apart", job_apart),
                          ("park_cpu", park_cpu), ("host_speeds", host_speeds), ("kernel_cost", kernel_cost),
                          ("wake_stacking", wake_stacking), ("shared_line", shared_line), ("wake_last_core", wake_last_core),
-                         ("job_lines", job_lines),
+                         ("wake_preempt", wake_preempt), ("job_lines", job_lines),
                          ("external_threads", external_threads), ("noise", noise)):
             if not a.only or a.only == name:
                 fn(sb, tmp)
