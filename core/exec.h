@@ -180,13 +180,14 @@ enum sb_cost {
 	SB_COST_WAKE_INTERRUPT,
 	/* Whether a thread woken while no core is idle preempts the holder of the core it goes to
 	 * (with wake_last_core, its last one) or waits there until the holder leaves: the kernel
-	 * (EEVDF) preempts a holder that has lately had more CPU than the wakee. wake_preempt_<D>:
-	 * the share of wake-ups that preempt a holder busy D% of the time more than the wakee
-	 * (linear between the measured D of SB_WAKE_DUTY_PC, from 0 at D = 0, the last beyond); a
-	 * wakee as busy as the holder or more waits. Optional, all five or none, only with `slice`
-	 * and wake_last_core 1; without them a woken thread always preempts. */
-	SB_COST_WAKE_PREEMPT_5,
-	SB_COST_WAKE_PREEMPT_60 = SB_COST_WAKE_PREEMPT_5 + 4,
+	 * (EEVDF) preempts a holder that has lately had more CPU than the wakee. wake_preempt_<R>:
+	 * the share of wake-ups that preempt a holder when the wakee has lately been busy R% as
+	 * much as it (SB_WAKE_PREEMPT_PC; linear between them, 0 beyond the last). Measured with a
+	 * holder busy 15% (sim/calibrate.c); on the 2-core Intel host 0.84 to 0.89 at R = 0 for
+	 * holders busy 5% to 60% alike, and 0 at R = 100. Optional, all five or none, only with
+	 * `slice` and wake_last_core 1; without them a woken thread always preempts. */
+	SB_COST_WAKE_PREEMPT_0,
+	SB_COST_WAKE_PREEMPT_100 = SB_COST_WAKE_PREEMPT_0 + 4,
 	/* What loading a task costs beyond an L1 hit, by how far back it lies: cold_K when more than
 	 * 2^(K-1) and at most 2^K other tasks were touched since it was (its reuse distance), cold_22
 	 * beyond; 2^8 or fewer cost nothing more. sim/calibrate.c walks a chain of 2^K tasks for
@@ -216,6 +217,9 @@ enum { SB_NR_WAKE_STACK = SB_COST_WAKE_STACK_5000US - SB_COST_WAKE_STACK_0US + 1
 /* the wakee's duty, percent, of the wake_stack_duty_* costs */
 #define SB_WAKE_DUTY_PC { 5, 10, 15, 30, 60 }
 enum { SB_NR_WAKE_DUTY = SB_COST_WAKE_STACK_DUTY_60 - SB_COST_WAKE_STACK_DUTY_5 + 1 };
+/* the wakee's duty, percent of the holder's, of the wake_preempt_* costs */
+#define SB_WAKE_PREEMPT_PC { 0, 25, 50, 75, 100 }
+enum { SB_NR_WAKE_PREEMPT = SB_COST_WAKE_PREEMPT_100 - SB_COST_WAKE_PREEMPT_0 + 1 };
 
 struct sb_xthread {
 	pthread_t pt;

@@ -649,6 +649,7 @@ static double slice_cost(void)
 #define HELD_GAP 200000 /* ns between two of them: the sleeper is back asleep long before */
 #define PREEMPT_ROUNDS 80
 #define PREEMPT_WARM 30
+#define PREEMPT_HOLDER 15 /* the holder's duty, percent, for wake_preempt_<R> */
 /* ns the holder runs a round (its period gives its duty); the wakee is woken a quarter in, so
  * that the wake-up's own delay (about wake_interrupt) ends well inside the burst */
 #define PREEMPT_BURST 200000
@@ -741,13 +742,14 @@ static int preempt_rounds(uint64_t period_ns)
 }
 
 /* wake_interrupt: the sleeper's CPU per wake-up beside a spinning holder, the median of
- * HELD_ROUNDS rounds (a round's wake-ups at HELD_GAP); wake_preempt_<D>: of PREEMPT_ROUNDS
- * wake-ups inside the holder's burst, with the holder busy D% of the time (PREEMPT_WARM rounds
- * first let the kernel's average settle) and the wakee near 0%, the share in which the wakee ran
- * before the burst ended. False where two CPUs cannot be had. */
-static bool held_costs(double *interrupt, double preempt[SB_NR_WAKE_DUTY])
+ * HELD_ROUNDS rounds (a round's wake-ups at HELD_GAP); wake_preempt_<R>: of PREEMPT_ROUNDS
+ * wake-ups inside the holder's burst, the holder busy PREEMPT_HOLDER% of the time and the wakee R%
+ * as much (PREEMPT_WARM rounds first let the kernel's averages settle), the share in which the
+ * wakee ran before the burst ended. Also reported: R = 0 with holders busy 5% and 60%. False
+ * where two CPUs cannot be had. */
+static bool held_costs(double *interrupt, double preempt[SB_NR_WAKE_PREEMPT])
 {
-	static const int pc[SB_NR_WAKE_DUTY] = SB_WAKE_DUTY_PC;
+	static const int pc[SB_NR_WAKE_PREEMPT] = SB_WAKE_PREEMPT_PC;
 	if (sysconf(_SC_NPROCESSORS_ONLN) < 2 || pin_to(1))
 		return false;
 	pthread_t w, h;
@@ -773,18 +775,18 @@ static bool held_costs(double *interrupt, double preempt[SB_NR_WAKE_DUTY])
 		*interrupt / 1000);
 	atomic_store_explicit(&held_mode, 2, memory_order_relaxed); /* the holder sees it between two spins */
 	sb_exec_sleep_ns(10000000);
-	for (int k = 0; k < SB_NR_WAKE_DUTY; k++) {
-		int ran_first = preempt_rounds((uint64_t)PREEMPT_BURST * 100 / (uint64_t)pc[k]);
+	for (int k = 0; k < SB_NR_WAKE_PREEMPT; k++) {
+		/* ordered before the wakee's next run by the posts */
+		atomic_store_explicit(&held_wakee_run, (uint64_t)PREEMPT_BURST * (uint64_t)pc[k] / 100, memory_order_relaxed);
+		int ran_first = preempt_rounds((uint64_t)PREEMPT_BURST * 100 / PREEMPT_HOLDER);
 		preempt[k] = (double)ran_first / PREEMPT_ROUNDS;
-		fprintf(stderr, "calibrate: a wakee ran before a holder busy %d%% finished its burst: %d of %d\n", pc[k],
-			ran_first, PREEMPT_ROUNDS);
+		fprintf(stderr, "calibrate: a wakee busy %d%% as much as a holder busy %d%% ran before its burst ended: %d of %d\n",
+			pc[k], PREEMPT_HOLDER, ran_first, PREEMPT_ROUNDS);
 	}
-	/* the rule's other half, reported: a wakee as busy as the holder (15% each) waits */
-	atomic_store_explicit(&held_wakee_run, PREEMPT_BURST, memory_order_relaxed); /* ordered by the posts */
-	int equal = preempt_rounds((uint64_t)PREEMPT_BURST * 100 / 15);
 	atomic_store_explicit(&held_wakee_run, 0, memory_order_relaxed);
-	fprintf(stderr, "calibrate: a wakee as busy as the holder (15%% each) ran before its burst finished: %d of %d\n",
-		equal, PREEMPT_ROUNDS);
+	for (int d = 5; d <= 60; d += 55)
+		fprintf(stderr, "calibrate: an idle wakee ran before a holder busy %d%% ended its burst: %d of %d\n", d,
+			preempt_rounds((uint64_t)PREEMPT_BURST * 100 / (uint64_t)d), PREEMPT_ROUNDS);
 	atomic_store_explicit(&held_mode, 0, memory_order_relaxed); /* ordered by the posts */
 	held_post(&held_holder);
 	held_post(&held_sleeper);
@@ -987,11 +989,11 @@ int main(void)
 		printf("noise_every %.0f\n", every);
 		print_group("noise", nq);
 	}
-	double interrupt, preempt[SB_NR_WAKE_DUTY];
+	double interrupt, preempt[SB_NR_WAKE_PREEMPT];
 	if (held_costs(&interrupt, preempt)) {
 		printf("wake_interrupt %.0f\n", interrupt);
-		for (int k = 0; k < SB_NR_WAKE_DUTY; k++)
-			printf("%s %.3f\n", sb_cost_names[SB_COST_WAKE_PREEMPT_5 + k], preempt[k]);
+		for (int k = 0; k < SB_NR_WAKE_PREEMPT; k++)
+			printf("%s %.3f\n", sb_cost_names[SB_COST_WAKE_PREEMPT_0 + k], preempt[k]);
 	} else
 		fprintf(stderr, "calibrate: fewer than two CPUs to pin to: no wake_interrupt, no wake_preempt\n");
 	double slice = slice_cost();

@@ -114,6 +114,7 @@ constexpr int OPTIONAL[] = { SB_COST_SLICE,    SB_COST_JOB,          SB_COST_JOB
 			     SB_COST_WAKE_LAST_CORE, SB_COST_WAKE_INTERRUPT };
 constexpr double WAKE_STACK_US[SB_NR_WAKE_STACK] = SB_WAKE_STACK_US;
 constexpr double WAKE_DUTY[SB_NR_WAKE_DUTY] = SB_WAKE_DUTY_PC;
+constexpr double WAKE_PREEMPT[SB_NR_WAKE_PREEMPT] = SB_WAKE_PREEMPT_PC;
 /* The kernel's load tracking (PELT) halves a thread's past every 32 ms; its wake-up placement reads
  * that average, and the wake_stack_duty_* runs settle in it (sim/calibrate.c). */
 constexpr double DUTY_HALF_NS = 32e6;
@@ -135,7 +136,7 @@ struct sim_state {
 	bool cold_curve = false; /* the table gives cold_9 .. cold_22 (else cold beyond cold_after) */
 	bool stack_given = false; /* the table gives wake_stack_0us .. wake_stack_5000us */
 	bool duty_given = false;  /* ... and wake_stack_duty_5 .. wake_stack_duty_60 */
-	bool preempt_given = false; /* the table gives wake_preempt_5 .. wake_preempt_60 (see may_preempt) */
+	bool preempt_given = false; /* the table gives wake_preempt_0 .. wake_preempt_100 (see may_preempt) */
 	std::vector<unsigned> socket;
 	sg4::Host *host = nullptr;
 	unsigned cores = 0; /* 0: a core per actor (work is a delay); else work shares this many */
@@ -279,26 +280,23 @@ void wait_core(actor_state *a)
 double duty_now(const actor_state *a);
 static double uniform();
 
-/* With the table's wake_preempt_*: whether wakee a preempts holder h (else it waits for h's core).
- * The kernel preempts a holder that has lately had more CPU than the wakee; h's duty counts the
- * run it is in (it may not have parked for long: a spinning worker), a's is as of its park. */
+/* With the table's wake_preempt_*: whether wakee a preempts holder h (else it waits for h's core),
+ * in the share the table gives for a's duty as a percentage of h's: the kernel preempts a holder
+ * that has lately had more CPU than the wakee. h's duty counts the run it is in (it may not have
+ * parked for long: a spinning worker), a's is as of its park. */
 bool may_preempt(const actor_state *h, const actor_state *a)
 {
 	double t = sg4::Engine::get_clock() + h->debt, ran = std::max(0.0, t - h->up_since);
 	double held = h->duty * std::exp2(-(t - h->duty_at) / DUTY_HALF_NS) + 1 - std::exp2(-ran / DUTY_HALF_NS);
-	double more = 100 * (held - duty_now(a)); /* percentage points */
-	if (!(more > 0))
-		return false;
-	const double *at = &S.cost[SB_COST_WAKE_PREEMPT_5];
-	double share = at[SB_NR_WAKE_DUTY - 1];
-	if (more < WAKE_DUTY[0])
-		share = at[0] * more / WAKE_DUTY[0];
-	else
-		for (int j = 1; j < SB_NR_WAKE_DUTY; j++)
-			if (more <= WAKE_DUTY[j]) {
-				share = at[j - 1] + (at[j] - at[j - 1]) * (more - WAKE_DUTY[j - 1]) / (WAKE_DUTY[j] - WAKE_DUTY[j - 1]);
-				break;
-			}
+	double r = held > 0 ? 100 * duty_now(a) / held : 100; /* the wakee's duty, percent of the holder's */
+	const double *at = &S.cost[SB_COST_WAKE_PREEMPT_0];
+	double share = 0; /* beyond the last: a wakee busier than the holder waits */
+	for (int j = 1; j < SB_NR_WAKE_PREEMPT; j++)
+		if (r <= WAKE_PREEMPT[j]) {
+			double f = std::max(0.0, r - WAKE_PREEMPT[j - 1]) / (WAKE_PREEMPT[j] - WAKE_PREEMPT[j - 1]);
+			share = at[j - 1] + (at[j] - at[j - 1]) * f;
+			break;
+		}
 	return uniform() < share;
 }
 
@@ -994,12 +992,12 @@ int load_costs(const char *path, const char *const *policies, const char *policy
 	 * duty: all five or none, and only with the thirteen */
 	int nstack = shares(SB_COST_WAKE_STACK_0US, SB_COST_WAKE_STACK_5000US);
 	int nduty = shares(SB_COST_WAKE_STACK_DUTY_5, SB_COST_WAKE_STACK_DUTY_60);
-	int npreempt = shares(SB_COST_WAKE_PREEMPT_5, SB_COST_WAKE_PREEMPT_60);
+	int npreempt = shares(SB_COST_WAKE_PREEMPT_0, SB_COST_WAKE_PREEMPT_100);
 	S.stack_given = nstack > 0;
 	S.duty_given = nduty > 0;
 	S.preempt_given = npreempt > 0;
-	if (rc == 0 && npreempt && (npreempt < SB_NR_WAKE_DUTY || !S.given[SB_COST_SLICE] || S.cost[SB_COST_WAKE_LAST_CORE] != 1)) {
-		snprintf(err, errlen, "%s: wake_preempt_5 .. wake_preempt_60 go together (all five or none), and with slice "
+	if (rc == 0 && npreempt && (npreempt < SB_NR_WAKE_PREEMPT || !S.given[SB_COST_SLICE] || S.cost[SB_COST_WAKE_LAST_CORE] != 1)) {
+		snprintf(err, errlen, "%s: wake_preempt_0 .. wake_preempt_100 go together (all five or none), and with slice "
 			 "and wake_last_core 1", path);
 		rc = -EINVAL;
 	}

@@ -90,10 +90,10 @@ What is asserted:
                 (summary.json's window_preempted_*); shared evenly nothing is preempted; 2 is refused;
                 natively, every thread on one CPU (taskset), the kernel's count of the worker's
                 preemptions is more than 0
-  wake_preempt  with the table's wake_preempt_* a woken thread preempts its last core's holder only
-                in the share the holder has lately run more than it: tiny at 1 worker, 4 request
-                threads, 2 sliced cores: shares of 1 preempt request threads less than always
-                preempting (they are about as busy), shares of 0 nothing but a slice's end;
+  wake_preempt  with the table's wake_preempt_* a woken thread preempts its last core's holder in
+                the share for its duty as a part of the holder's, none if busier: tiny at 1 worker,
+                4 request threads, 2 sliced cores: shares of 1 preempt request threads less than
+                always preempting (they are about as busy), shares of 0 nothing but a slice's end;
                 wake_interrupt prices a wake-up that interrupts a holder other than its waker:
                 dearer runs slower, and with nothing preempted it changes no figure; meta.json
                 names both; a partial group, or one without wake_last_core 1, is refused in a line
@@ -1237,20 +1237,20 @@ def wake_last_core(sb, tmp):
 
 def wake_preempt(sb, tmp):
     """A thread woken while no core is idle goes back to its last core (wake_last_core 1). With the
-    table's wake_preempt_* it preempts the holder there only in the share by which the holder has
-    lately run more than it, else waits for that core; wake_interrupt is the CPU a wake-up costs
+    table's wake_preempt_* it preempts the holder there in the share the table gives for how busy
+    it has lately been as a part of the holder (never if busier), else waits for that core; wake_interrupt is the CPU a wake-up costs
     when it interrupts a holder other than its waker. tiny at 1 worker, 4 request threads, 2
     sliced cores (summary.json's window_preempted_*): shares of 1 preempt the request threads, as
     busy as each other, less than a table without the group; shares of 0 leave only the slices'
     ends; an interrupt's price slows the run, and changes nothing where nothing is preempted."""
-    shares = lambda v, ds=(5, 10, 15, 30, 60): "".join(f"wake_preempt_{d} {v}\n" for d in ds)
+    shares = lambda v, rs=(0, 25, 50, 75, 100): "".join(f"wake_preempt_{r} {v}\n" for r in rs)
     sliced = "slice 4000000\nwake_last_core 1\n"
     paths = write_tables(tmp, "preempt", base_table(), {
         "always": sliced, "one": sliced + shares(1), "zero": sliced + shares(0),
         "dear": sliced + "wake_interrupt 50000\n", "zero_dear": sliced + shares(0) + "wake_interrupt 50000\n",
-        "four": sliced + shares(1, (5, 10, 15, 30)), "unplaced": "slice 4000000\n" + shares(1)})
+        "four": sliced + shares(1, (0, 25, 50, 75)), "unplaced": "slice 4000000\n" + shares(1)})
     args = ["--policy", "fifo", "--workload", "tiny", "--threads", "1", "-d", "0.05", "--warmup", "0.01", "--sim-cores", "2"]
-    group = "wake_preempt_5 .. wake_preempt_60"
+    group = "wake_preempt_0 .. wake_preempt_100"
     runs = run_tables(sb, tmp, "wake_preempt", paths, args, {"four": group, "unplaced": group})
     if runs is None:
         return
@@ -1265,8 +1265,8 @@ def wake_preempt(sb, tmp):
     check(got["zero_dear"] == got["zero"], f"wake_preempt: with nothing preempted wake_interrupt changes nothing "
           f"({got['zero_dear']} against {got['zero']})")
     check(costs["dear"].get("wake_interrupt") == 50000 and costs["always"].get("wake_interrupt") is None
-          and costs["one"].get("wake_preempt_60") == 1, f"wake_preempt: meta.json names the costs "
-          f"({costs['dear'].get('wake_interrupt')}, {costs['always'].get('wake_interrupt')}, {costs['one'].get('wake_preempt_60')})")
+          and costs["one"].get("wake_preempt_100") == 1, f"wake_preempt: meta.json names the costs "
+          f"({costs['dear'].get('wake_interrupt')}, {costs['always'].get('wake_interrupt')}, {costs['one'].get('wake_preempt_100')})")
 
 
 def job_lines(sb, tmp):
