@@ -971,12 +971,16 @@ def speedup_split(sb, tmp):
             for r in csv.DictReader(f):
                 thr.setdefault((r["executor"], int(r["threads"])), []).append(float(r["throughput"]))
     med = {k: statistics.median(v) for k, v in thr.items()}
-    want = [med[(e, 2)] / med[(e, 1)] for e in ("native", "sim")]
     with open(os.path.join(d, "table.md")) as f:
         row = [x for x in f if x.startswith("| forkjoin-lifo | stealing | ") and " / " in x and "(" in x]
-    got = row[0].split("|")[3].split("(")[0].split("/") if row else []
-    check(len(got) == 2 and all(abs(float(g) - w) < 0.051 for g, w in zip(got, want)),
-          f"speedup: the 2-worker point is each side's own ratio ({got} against {want})")
+    if not all(med[(e, 1)] for e in ("native", "sim")):
+        # a 0.1 s window on a loaded machine can end no native job: no curve, and none drawn
+        check(not row, f"speedup: a side with no 1-worker throughput gets no speedup row ({med}, {row})")
+    else:
+        want = [med[(e, 2)] / med[(e, 1)] for e in ("native", "sim")]
+        got = row[0].split("|")[3].split("(")[0].split("/") if row else []
+        check(len(got) == 2 and all(abs(float(g) - w) < 0.051 for g, w in zip(got, want)),
+              f"speedup: the 2-worker point is each side's own ratio ({got} against {want})")
     # the native half as a committed validation keeps it: a compressed runs.csv, sim rows beside
     with open(os.path.join(d, "table.md")) as f:
         before = f.read().split("\n", 3)[3]
