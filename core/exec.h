@@ -173,10 +173,10 @@ enum sb_cost {
 	/* The CPU a wake-up takes from a core it must interrupt: the woken thread preempts a holder
 	 * that is not its waker (the waker, in its wake call, lets the wakee run as the call returns,
 	 * with no interrupt), or comes back from a timer onto a held core. Measured on the 2-core
-	 * Intel host (sim/calibrate.c): such a woken thread's own CPU per wake-up, 22 to 31 us,
+	 * Intel host (sim/calibrate.c): such a woken thread's own CPU per wake-up, 21 to 31 us,
 	 * against 1.7 to 2.5 us when its waker's call returns on that core (results/paper/
-	 * wake-interrupt/). Charged to the wakee as it takes the core. Optional (0 without it),
-	 * and only with `slice`. */
+	 * wake-interrupt/). Charged to the wakee as it takes the core. Optional (0 without it);
+	 * it acts only where cores are sliced (`slice`), the one place a wake-up preempts. */
 	SB_COST_WAKE_INTERRUPT,
 	/* Whether a thread woken while no core is idle preempts the holder of the core it goes to
 	 * (with wake_last_core, its last one) or waits there until the holder leaves: the kernel

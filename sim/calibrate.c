@@ -642,7 +642,7 @@ static double slice_cost(void)
 
 /* Plain pthreads: a sleeper pinned to CPU 0 beside a holder there, woken from CPU 1 (the calling
  * thread, pinned there), so that the kernel must interrupt CPU 0 to run it. Measured on the 2-core
- * Intel host (results/paper/wake-interrupt/): such a wake-up cost the woken thread 22 to 31 us of
+ * Intel host (results/paper/wake-interrupt/): such a wake-up cost the woken thread 21 to 31 us of
  * CPU against 1.7 to 2.5 us when its waker, on its CPU, let it run as the wake call returned. */
 #define HELD_WAKES 2000 /* wake-ups per wake_interrupt round */
 #define HELD_ROUNDS 5
