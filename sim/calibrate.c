@@ -658,28 +658,19 @@ static SB_ATOMIC_U32 held_sleeper, held_holder;
 static _Atomic uint64_t held_start, held_end, held_ran, held_cpu_ns, held_wakes, held_wakee_run;
 static _Atomic int held_mode; /* 0 stop, 1 spin (wake_interrupt's holder), 2 a burst a round (wake_preempt's) */
 
-static uint64_t thread_ns(void)
-{
-	struct timespec t;
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
-	return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
-}
-
 /* The wakee: back from each wake-up it notes when it ran, adds its own CPU so far, and sleeps. */
 static void *held_wakee(void *arg)
 {
 	(void)arg;
 	pin_to(0);
-	uint64_t c0 = thread_ns();
-	uint32_t seen = 0;
-	/* relaxed: the mode is set before the post that wakes it (the futex orders them) */
+	uint64_t c0 = thread_cpu_ns();
+	/* relaxed: the mode is set before the post that wakes it (stack_post's release) */
 	while (atomic_load_explicit(&held_mode, memory_order_relaxed)) {
-		sb_exec_park(&held_sleeper, seen, 0);
-		seen = atomic_load_explicit(&held_sleeper, memory_order_acquire); /* pairs with held_post's release */
+		stack_wait(&held_sleeper);
 		atomic_store_explicit(&held_ran, sb_now_ns(), memory_order_release); /* pairs with the caller's poll */
 		spin_ns(atomic_load_explicit(&held_wakee_run, memory_order_relaxed)); /* set before the post */
 		atomic_fetch_add_explicit(&held_wakes, 1, memory_order_relaxed); /* read after the join */
-		atomic_store_explicit(&held_cpu_ns, thread_ns() - c0, memory_order_relaxed); /* likewise */
+		atomic_store_explicit(&held_cpu_ns, thread_cpu_ns() - c0, memory_order_relaxed); /* likewise */
 	}
 	return NULL;
 }
@@ -689,12 +680,10 @@ static void *held_holder_fn(void *arg)
 {
 	(void)arg;
 	pin_to(0);
-	uint32_t seen = 0;
 	for (int m; (m = atomic_load_explicit(&held_mode, memory_order_relaxed));) {
 		if (m == 1)
 			continue;
-		sb_exec_park(&held_holder, seen, 0);
-		seen = atomic_load_explicit(&held_holder, memory_order_acquire); /* pairs with held_post's release */
+		stack_wait(&held_holder);
 		if (!atomic_load_explicit(&held_mode, memory_order_relaxed))
 			break;
 		uint64_t t = sb_now_ns();
@@ -705,12 +694,6 @@ static void *held_holder_fn(void *arg)
 	return NULL;
 }
 
-static void held_post(SB_ATOMIC_U32 *w)
-{
-	atomic_fetch_add_explicit(w, 1, memory_order_release); /* pairs with the wakee's acquire */
-	sb_exec_unpark(w, 1);
-}
-
 /* PREEMPT_WARM + PREEMPT_ROUNDS rounds of period_ns: the holder is woken and runs PREEMPT_BURST,
  * the wakee is woken a quarter into it; the rounds after the warm ones in which the wakee ran
  * before the burst ended */
@@ -719,18 +702,18 @@ static int preempt_rounds(uint64_t period_ns)
 	int ran_first = 0;
 	for (int i = 0; i < PREEMPT_WARM + PREEMPT_ROUNDS; i++) {
 		uint64_t t0 = sb_now_ns();
-		/* relaxed: held_post's release orders them before the round's stores by the others */
+		/* relaxed: stack_post's release orders them before the round's stores by the others */
 		atomic_store_explicit(&held_start, 0, memory_order_relaxed);
 		atomic_store_explicit(&held_end, 0, memory_order_relaxed);
 		atomic_store_explicit(&held_ran, 0, memory_order_relaxed);
-		held_post(&held_holder);
+		stack_post(&held_holder);
 		uint64_t start, end, ran;
 		/* acquire: pairs with the holder's and the wakee's release stores */
 		while (!(start = atomic_load_explicit(&held_start, memory_order_acquire)))
 			;
 		while (sb_now_ns() < start + PREEMPT_BURST / 4)
 			;
-		held_post(&held_sleeper);
+		stack_post(&held_sleeper);
 		while (!(end = atomic_load_explicit(&held_end, memory_order_acquire)) ||
 		       !(ran = atomic_load_explicit(&held_ran, memory_order_acquire)))
 			;
@@ -764,7 +747,7 @@ static bool held_costs(double *interrupt, double preempt[SB_NR_WAKE_PREEMPT])
 		uint64_t n0 = atomic_load_explicit(&held_wakes, memory_order_relaxed);
 		for (int i = 0; i < HELD_WAKES; i++) {
 			spin_ns(HELD_GAP);
-			held_post(&held_sleeper);
+			stack_post(&held_sleeper);
 		}
 		spin_ns(HELD_GAP);
 		uint64_t n = atomic_load_explicit(&held_wakes, memory_order_relaxed) - n0;
@@ -788,8 +771,8 @@ static bool held_costs(double *interrupt, double preempt[SB_NR_WAKE_PREEMPT])
 		fprintf(stderr, "calibrate: an idle wakee ran before a holder busy %d%% ended its burst: %d of %d\n", d,
 			preempt_rounds((uint64_t)PREEMPT_BURST * 100 / (uint64_t)d), PREEMPT_ROUNDS);
 	atomic_store_explicit(&held_mode, 0, memory_order_relaxed); /* ordered by the posts */
-	held_post(&held_holder);
-	held_post(&held_sleeper);
+	stack_post(&held_holder);
+	stack_post(&held_sleeper);
 	pthread_join(h, NULL);
 	pthread_join(w, NULL);
 	return true;

@@ -278,6 +278,7 @@ void wait_core(actor_state *a)
 }
 
 double duty_now(const actor_state *a);
+double duty_running(const actor_state *a, double *at);
 static double uniform();
 
 /* With the table's wake_preempt_*: whether wakee a preempts holder h (else it waits for h's core),
@@ -286,8 +287,7 @@ static double uniform();
  * parked for long: a spinning worker), a's is as of its park. */
 bool may_preempt(const actor_state *h, const actor_state *a)
 {
-	double t = sg4::Engine::get_clock() + h->debt, ran = std::max(0.0, t - h->up_since);
-	double held = h->duty * std::exp2(-(t - h->duty_at) / DUTY_HALF_NS) + 1 - std::exp2(-ran / DUTY_HALF_NS);
+	double now, held = duty_running(h, &now);
 	double r = held > 0 ? 100 * duty_now(a) / held : 100; /* the wakee's duty, percent of the holder's */
 	const double *at = &S.cost[SB_COST_WAKE_PREEMPT_0];
 	double share = 0; /* beyond the last: a wakee busier than the holder waits */
@@ -552,15 +552,22 @@ double duty_now(const actor_state *a)
 	return a->duty * std::exp2(-(sg4::Engine::get_clock() - a->duty_at) / DUTY_HALF_NS);
 }
 
-/* a stops running (a park or a sleep): its duty takes in the run since up_since, counting what it
- * owes (natively its operations took that long), and the idle time before it */
+/* a's duty with the run it is in: the run since up_since, counting what it owes (natively its
+ * operations took that long), and the idle time before it; as of the returned *at */
+double duty_running(const actor_state *a, double *at)
+{
+	double t = sg4::Engine::get_clock() + a->debt, ran = std::max(0.0, t - a->up_since);
+	double d = a->duty * std::exp2(-(t - a->duty_at) / DUTY_HALF_NS) + 1 - std::exp2(-ran / DUTY_HALF_NS);
+	*at = t; /* last: at may be &a->duty_at */
+	return d;
+}
+
+/* a stops running (a park or a sleep): its duty takes in the run it ends */
 void duty_stop(actor_state *a)
 {
 	if (!S.duty_given && !S.preempt_given)
 		return;
-	double t = sg4::Engine::get_clock() + a->debt, ran = std::max(0.0, t - a->up_since);
-	a->duty = a->duty * std::exp2(-(t - a->duty_at) / DUTY_HALF_NS) + 1 - std::exp2(-ran / DUTY_HALF_NS);
-	a->duty_at = t;
+	a->duty = duty_running(a, &a->duty_at);
 }
 
 void park(SB_ATOMIC_U32 *addr, uint32_t val, uint64_t timeout_ns)
